@@ -1,0 +1,2 @@
+/** The `tessera` command line. */
+console.log("tessera: commands are being built");
