@@ -9,3 +9,5 @@ export * from "./spatialdata.js";
 export * from "./table.js";
 export * from "./transforms.js";
 export * from "./uns.js";
+export * from "./inventory.js";
+export * from "./sizes.js";

@@ -43,6 +43,11 @@ export interface Table {
   readonly raw: RawTable | null;
   /** Present when the table belongs to a SpatialData object and annotates elements. */
   readonly annotation: RegionAnnotation | null;
+  /**
+   * Compressed bytes on disk per slot path (`X`, `obs`, `var`, `uns`, `raw`, `obsm/<key>` …) when the
+   * table was read from a store that can tell; absent for tables made in memory.
+   */
+  readonly diskBytes?: Readonly<Record<string, number>>;
 }
 
 /** The slots of a table whose entries are keyed (`<mapping>/<key>` in save slot paths). */
@@ -63,6 +68,7 @@ export interface TableInit {
   uns?: UnsDict;
   raw?: RawTable | null;
   annotation?: RegionAnnotation | null;
+  diskBytes?: Record<string, number>;
 }
 
 /** Build a table, checking that every slot agrees with the obs/var lengths. */
@@ -80,6 +86,7 @@ export function makeTable(init: TableInit): Table {
     uns: init.uns ?? { kind: "dict", entries: {} },
     raw: init.raw ?? null,
     annotation: init.annotation ?? null,
+    ...(init.diskBytes ? { diskBytes: init.diskBytes } : {}),
   };
   validateTable(t);
   return t;
@@ -141,6 +148,12 @@ export function validateTable(t: Table): void {
 /** A new table with some fields replaced; unchanged slots are shared. */
 export function updateTable(t: Table, change: Partial<Omit<Table, "kind">>): Table {
   const next: Table = { ...t, ...change, kind: "table" };
+  if (t.diskBytes && !("diskBytes" in change)) {
+    // Sizes on disk describe the slots as read; a replaced slot is no longer on disk.
+    const changed = Object.keys(change);
+    const kept = Object.entries(t.diskBytes).filter(([path]) => !changed.includes(path.split("/")[0]!));
+    (next as { diskBytes?: Record<string, number> }).diskBytes = Object.fromEntries(kept);
+  }
   validateTable(next);
   return next;
 }
