@@ -1,0 +1,122 @@
+/**
+ * App state: the audit log and view state a checkpoint carries (`schema_version` 1): compute history,
+ * plots and displays, as the service specification defines them. The JSON Schema in
+ * `schemas/checkpoint/app-state.schema.json` is generated from these types (`npm run schemas`), and every
+ * checkpoint write is validated against it.
+ */
+
+/** Status of a history entry. */
+export type HistStatus = "pending" | "queued" | "running" | "completed" | "failed" | "cancelled";
+
+/** One executed (or staged) operation. */
+export interface HistEntry {
+  id: string;
+  namespace: string;
+  function: string;
+  params: { [key: string]: unknown };
+  status: HistStatus;
+  library_versions: { [library: string]: string };
+  started_at: string | null;
+  finished_at: string | null;
+  /** Slot → keys the operation wrote or removed (`{obsp: ["connectivities"], obs: ["leiden"]}`). */
+  structural_diff: { [slot: string]: string[] };
+  /** The job's log output. */
+  log?: string;
+  /** Failure message of a failed entry. */
+  error?: string | null;
+}
+
+/** Status of a plot. */
+export type PlotStatus = "pending" | "queued" | "running" | "drawn" | "invalidated" | "failed";
+
+/** A plot: a `pl` call, the field paths it read, and its state. */
+export interface PlotEntry {
+  id: string;
+  namespace: "pl";
+  function: string;
+  params: { [key: string]: unknown };
+  status: PlotStatus;
+  /** Field paths the figure was drawn from; a change to one invalidates the plot. */
+  references: string[];
+  library_versions: { [library: string]: string };
+}
+
+/** Per-channel image settings of a spatial display. */
+export interface ChannelSetting {
+  contrast_limits?: [number, number];
+  color?: string;
+  visible?: boolean;
+}
+
+/** Encoding of a spatial canvas (absent fields take the shared defaults). */
+export interface SpatialEncoding {
+  /** obsm path of the coordinates, e.g. `obsm:spatial`. */
+  coords: string;
+  color_by?: string | null;
+  image_layer?: string | null;
+  shapes_layer?: string | null;
+  point_size?: number;
+  opacity?: number;
+  colormap?: string;
+  render_mode?: "points" | "points+shapes" | "shapes";
+  boundary_style?: "filled" | "outline";
+  boundary_line_width?: number;
+  invert_x?: boolean;
+  invert_y?: boolean;
+  background?: "light" | "dark";
+  show_minimap?: boolean;
+  category_colors?: { [colorBy: string]: { [category: string]: string } };
+  channels?: { [channelIndex: string]: ChannelSetting };
+}
+
+/** Encoding of an embedding canvas (UMAP, PCA …). */
+export interface EmbeddingEncoding {
+  obsm_key: string;
+  /** @asType integer */
+  x_component?: number;
+  /** @asType integer */
+  y_component?: number;
+  /** @asType integer */
+  z_component?: number;
+  is_3d?: boolean;
+  color_by?: string | null;
+  point_size?: number;
+  opacity?: number;
+  colormap?: string;
+  category_colors?: { [colorBy: string]: { [category: string]: string } };
+}
+
+/** A spatial display. */
+export interface SpatialDisplay {
+  id: string;
+  type: "spatial_canvas";
+  encoding: SpatialEncoding;
+  viewport: { target: number[]; zoom: number };
+}
+
+/** An embedding display. */
+export interface EmbeddingDisplay {
+  id: string;
+  type: "embedding_canvas";
+  encoding: EmbeddingEncoding;
+  viewport: { target: number[]; zoom: number; rotationX?: number; rotationOrbit?: number };
+}
+
+/** A display: a canvas and its settings. */
+export type DisplaySpec = SpatialDisplay | EmbeddingDisplay;
+
+/** The app state blob. */
+export interface AppState {
+  /** Always 1. */
+  schema_version: 1;
+  /** Session name chosen at save (`name`), adopted by a later load instead of the file name. */
+  name?: string;
+  compute_history: HistEntry[];
+  plots: PlotEntry[];
+  displays: DisplaySpec[];
+}
+
+/** An empty app state. */
+export function emptyAppState(): AppState {
+  return { schema_version: 1, compute_history: [], plots: [], displays: [] };
+}
