@@ -11,3 +11,4 @@ export * from "./transforms.js";
 export * from "./uns.js";
 export * from "./inventory.js";
 export * from "./sizes.js";
+export * from "./field.js";
