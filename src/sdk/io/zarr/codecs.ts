@@ -1,0 +1,201 @@
+/**
+ * Codecs that zarrita 0.7 can decode but not encode (`vlen-utf8`, `gzip`, `zlib`), registered into
+ * `zarr.registry` so that Tessera can write AnnData strings and read/write every codec the fixtures use.
+ *
+ * zarrita looks codecs up by name at first use of an array, so `registerCodecs()` must run before any
+ * array is opened or created; every reader and writer in `io/` calls it (it is idempotent).
+ */
+import * as zarr from "zarrita";
+
+/** The chunk zarrita hands to an array-to-bytes codec. */
+interface StringChunk {
+  data: ArrayLike<unknown>;
+  shape: number[];
+  stride: number[];
+}
+
+/** C-order strides of a shape. */
+function cStrides(shape: readonly number[]): number[] {
+  const stride = new Array<number>(shape.length);
+  let step = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    stride[i] = step;
+    step *= shape[i] ?? 1;
+  }
+  return stride;
+}
+
+/**
+ * Encode strings in numcodecs' VLenUTF8 framing: u32 LE item count, then per item a u32 LE byte length
+ * and the UTF-8 bytes. `null`/`undefined` items are written as empty strings, exactly as numcodecs does
+ * for `None` (anndata's nullable-string-array keeps the missing flags in its `mask` array).
+ */
+export function encodeVlenUtf8(values: ArrayLike<unknown>): Uint8Array {
+  const enc = new TextEncoder();
+  const parts: Uint8Array[] = new Array(values.length);
+  let total = 4 + 4 * values.length;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    const b = v === null || v === undefined ? new Uint8Array(0) : enc.encode(String(v));
+    parts[i] = b;
+    total += b.length;
+  }
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, values.length, true);
+  let pos = 4;
+  for (const b of parts) {
+    view.setUint32(pos, b.length, true);
+    pos += 4;
+    out.set(b, pos);
+    pos += b.length;
+  }
+  return out;
+}
+
+/** Decode numcodecs VLenUTF8 bytes (honours the view's byte offset, unlike zarrita 0.7's decoder). */
+export function decodeVlenUtf8(bytes: Uint8Array): string[] {
+  if (bytes.byteLength < 4)
+    throw new Error(`vlen-utf8: chunk of ${bytes.byteLength} bytes has no item count`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = view.getUint32(0, true);
+  const dec = new TextDecoder();
+  const out = new Array<string>(n);
+  let pos = 4;
+  for (let i = 0; i < n; i++) {
+    if (pos + 4 > bytes.byteLength) throw new Error(`vlen-utf8: chunk truncated at item ${i} of ${n}`);
+    const len = view.getUint32(pos, true);
+    pos += 4;
+    if (pos + len > bytes.byteLength) throw new Error(`vlen-utf8: chunk truncated inside item ${i} of ${n}`);
+    out[i] = dec.decode(bytes.subarray(pos, pos + len));
+    pos += len;
+  }
+  return out;
+}
+
+/** `vlen-utf8` array-to-bytes codec with both directions. */
+class VLenUtf8Codec {
+  readonly kind = "array_to_bytes" as const;
+  readonly #shape: number[];
+  constructor(shape: number[]) {
+    this.#shape = shape;
+  }
+  static fromConfig(_config: unknown, meta: { shape: number[] }): VLenUtf8Codec {
+    return new VLenUtf8Codec(meta.shape);
+  }
+  encode(chunk: StringChunk): Uint8Array {
+    return encodeVlenUtf8(chunk.data);
+  }
+  decode(bytes: Uint8Array): StringChunk {
+    const data = decodeVlenUtf8(bytes);
+    return { data, shape: this.#shape, stride: cStrides(this.#shape) };
+  }
+}
+
+/** The subset of node:zlib this module uses. */
+interface NodeZlib {
+  gzip(buf: Uint8Array, opts: { level?: number }, cb: (err: Error | null, out: Uint8Array) => void): void;
+  gunzip(buf: Uint8Array, cb: (err: Error | null, out: Uint8Array) => void): void;
+  deflate(buf: Uint8Array, opts: { level?: number }, cb: (err: Error | null, out: Uint8Array) => void): void;
+  inflate(buf: Uint8Array, cb: (err: Error | null, out: Uint8Array) => void): void;
+}
+
+let zlibPromise: Promise<NodeZlib | null> | undefined;
+
+/** node:zlib when running in Node (it compresses on the libuv thread pool), else null. */
+function nodeZlib(): Promise<NodeZlib | null> {
+  if (!zlibPromise) {
+    const isNode = typeof process !== "undefined" && typeof process.versions?.node === "string";
+    // A variable specifier keeps browser bundlers from trying to resolve a Node built-in.
+    const spec = "node:zlib";
+    zlibPromise = isNode
+      ? (import(/* @vite-ignore */ spec) as Promise<NodeZlib>).catch(() => null)
+      : Promise.resolve(null);
+  }
+  return zlibPromise;
+}
+
+/** Run bytes through a (De)CompressionStream: the browser path, where node:zlib does not exist. */
+async function viaStream(
+  bytes: Uint8Array,
+  format: "gzip" | "deflate",
+  compress: boolean,
+): Promise<Uint8Array> {
+  const stream = compress ? new CompressionStream(format) : new DecompressionStream(format);
+  const writer = stream.writable.getWriter();
+  void writer.write(bytes as Uint8Array<ArrayBuffer>).catch(() => {});
+  void writer.close().catch(() => {});
+  return new Uint8Array(await new Response(stream.readable).arrayBuffer());
+}
+
+/** Promise wrapper over a node:zlib callback function. */
+function call(fn: (cb: (err: Error | null, out: Uint8Array) => void) => void): Promise<Uint8Array> {
+  return new Promise((resolve, reject) =>
+    fn((err, out) => (err ? reject(err) : resolve(new Uint8Array(out)))),
+  );
+}
+
+/** `gzip` (v3) / `numcodecs.gzip` (v2) bytes-to-bytes codec, encoding included. */
+class GzipCodec {
+  readonly kind = "bytes_to_bytes" as const;
+  constructor(readonly level = 1) {}
+  static fromConfig(config: { level?: number } | undefined): GzipCodec {
+    return new GzipCodec(config?.level ?? 1);
+  }
+  async encode(bytes: Uint8Array): Promise<Uint8Array> {
+    const z = await nodeZlib();
+    if (z) return call((cb) => z.gzip(bytes, { level: this.level }, cb));
+    return viaStream(bytes, "gzip", true);
+  }
+  async decode(bytes: Uint8Array): Promise<Uint8Array> {
+    const z = await nodeZlib();
+    if (z) return call((cb) => z.gunzip(bytes, cb));
+    return viaStream(bytes, "gzip", false);
+  }
+}
+
+/** `zlib` (v2 numcodecs) bytes-to-bytes codec: deflate with the zlib header, encoding included. */
+class ZlibCodec {
+  readonly kind = "bytes_to_bytes" as const;
+  constructor(readonly level = 1) {}
+  static fromConfig(config: { level?: number } | undefined): ZlibCodec {
+    return new ZlibCodec(config?.level ?? 1);
+  }
+  async encode(bytes: Uint8Array): Promise<Uint8Array> {
+    const z = await nodeZlib();
+    if (z) return call((cb) => z.deflate(bytes, { level: this.level }, cb));
+    return viaStream(bytes, "deflate", true);
+  }
+  async decode(bytes: Uint8Array): Promise<Uint8Array> {
+    const z = await nodeZlib();
+    if (z) return call((cb) => z.inflate(bytes, cb));
+    return viaStream(bytes, "deflate", false);
+  }
+}
+
+let registered = false;
+
+/**
+ * Register Tessera's codecs with zarrita (`vlen-utf8`, `gzip`, `zlib`, under both their v3 and
+ * `numcodecs.*` names). Idempotent; call before opening or creating arrays.
+ */
+export function registerCodecs(): void {
+  if (registered) return;
+  registered = true;
+  // zarrita's registry entries resolve to a codec class; ours match its (untyped) shape.
+  const reg = zarr.registry as unknown as Map<string, () => Promise<unknown>>;
+  const entries: [string, unknown][] = [
+    ["vlen-utf8", VLenUtf8Codec],
+    ["numcodecs.vlen-utf8", VLenUtf8Codec],
+    ["gzip", GzipCodec],
+    ["numcodecs.gzip", GzipCodec],
+    ["zlib", ZlibCodec],
+    ["numcodecs.zlib", ZlibCodec],
+  ];
+  for (const [name, codec] of entries) reg.set(name, async () => codec);
+}
+
+/** Compress bytes with gzip (node:zlib in Node, CompressionStream elsewhere); used by tests and writers. */
+export async function gzipBytes(bytes: Uint8Array, level = 6): Promise<Uint8Array> {
+  return new GzipCodec(level).encode(bytes);
+}
