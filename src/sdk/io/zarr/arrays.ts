@@ -213,7 +213,7 @@ export const STRING_CODECS: zarr.CodecMetadata[] = [
 ];
 
 /** A queue that runs at most `limit` tasks at once (zarrita's default starts every chunk together). */
-function boundedQueue(limit: number): { add(fn: () => Promise<void>): void; onIdle(): Promise<unknown[]> } {
+function boundedQueue(limit: number): { add(fn: () => Promise<void>): void; onIdle(): Promise<Array<void>> } {
   const waiting: (() => Promise<void>)[] = [];
   let running = 0;
   let failure: unknown;
@@ -245,7 +245,7 @@ function boundedQueue(limit: number): { add(fn: () => Promise<void>): void; onId
       pump();
     },
     onIdle() {
-      return new Promise<unknown[]>((resolve, reject) => {
+      return new Promise<Array<void>>((resolve, reject) => {
         settle = { resolve: () => resolve([]), reject };
         pump();
       });

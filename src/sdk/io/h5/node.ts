@@ -1,0 +1,304 @@
+/**
+ * `AnnNode` over an HDF5 file through h5wasm.
+ *
+ * The file is held open while a reader walks the tree and reopened for each later lazy read (so an open
+ * table does not pin a file handle); a reopen checks that size and mtime are unchanged. Big datasets are
+ * read in row blocks into a preallocated SharedArrayBuffer array, because h5wasm's heap is capped at 2 GiB.
+ */
+import { statSync } from "node:fs";
+import type { Dataset, Entity, Group, File as H5File, Metadata } from "h5wasm";
+import { allocArray, type DType, sizeOfShape, type TypedArray } from "../../data/arrays.js";
+import { type AnnNode, joinPath, type NodeData, type NodeDtype } from "../anndata/node.js";
+import { type H5Wasm, loadH5wasm } from "./h5wasm.js";
+
+/** Elements per slice when reading a big dataset (32 MiB of float32). */
+const BLOCK_ELEMENTS = 8 * 1024 * 1024;
+
+/** HDF5 type classes as h5wasm reports them in `metadata.type`. */
+const H5T = { INTEGER: 0, FLOAT: 1, STRING: 3, COMPOUND: 6, REFERENCE: 7, ENUM: 8 } as const;
+
+/** One open (or reopenable) HDF5 file. */
+class H5Tree {
+  file: H5File | null = null;
+  private readonly stamp: string;
+  constructor(
+    readonly h5: H5Wasm,
+    readonly filePath: string,
+  ) {
+    this.stamp = H5Tree.stampOf(filePath);
+  }
+
+  static stampOf(filePath: string): string {
+    const st = statSync(filePath);
+    return `${st.size}:${st.mtimeMs}`;
+  }
+
+  open(): H5File {
+    try {
+      return new this.h5.File(this.filePath, "r");
+    } catch (err) {
+      throw new Error(`${this.filePath}: not a readable HDF5 file (${(err as Error).message ?? err})`);
+    }
+  }
+
+  /** Run `fn` on the open file, opening (and closing) it when no reader holds it. */
+  use<T>(fn: (f: H5File) => T): T {
+    if (this.file) return fn(this.file);
+    if (H5Tree.stampOf(this.filePath) !== this.stamp) {
+      throw new Error(`${this.filePath}: the file changed on disk since it was opened`);
+    }
+    const f = this.open();
+    try {
+      return fn(f);
+    } finally {
+      f.close();
+    }
+  }
+}
+
+/** Map h5wasm type metadata to a node dtype. */
+function dtypeOfMeta(m: Metadata): NodeDtype {
+  switch (m.type) {
+    case H5T.INTEGER: {
+      const t = `${m.signed ? "int" : "uint"}${m.size * 8}`;
+      return ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"].includes(t)
+        ? (t as DType)
+        : { unsupported: `HDF5 integer of ${m.size} bytes` };
+    }
+    case H5T.FLOAT:
+      if (m.size === 4) return "float32";
+      if (m.size === 8) return "float64";
+      return { unsupported: `HDF5 float of ${m.size} bytes` };
+    case H5T.STRING:
+      return "string";
+    case H5T.COMPOUND:
+      return "record";
+    case H5T.ENUM: {
+      // numpy/h5py store bool as an int8 enum {FALSE: 0, TRUE: 1}.
+      const members = m.enum_type?.members ?? {};
+      const names = Object.keys(members).sort();
+      if (names.length === 2 && names[0] === "FALSE" && names[1] === "TRUE") return "bool";
+      return { unsupported: `HDF5 enum (${names.join(", ")})` };
+    }
+    case H5T.REFERENCE:
+      return { unsupported: "HDF5 reference dataset" };
+    default:
+      return { unsupported: `HDF5 type class ${m.type}` };
+  }
+}
+
+/** Convert an h5wasm slice/value to a model typed array of `dtype` (bool enums come as Int8Array). */
+function toTyped(v: unknown, dtype: DType, into: TypedArray, at: number): number {
+  if (ArrayBuffer.isView(v)) {
+    const src = v as unknown as ArrayLike<number | bigint>;
+    if (dtype === "bool") {
+      for (let i = 0; i < src.length; i++) (into as Uint8Array)[at + i] = src[i] ? 1 : 0;
+    } else if (src.constructor === into.constructor) {
+      (into as unknown as { set(a: ArrayLike<unknown>, o: number): void }).set(src, at);
+    } else {
+      for (let i = 0; i < src.length; i++) (into as unknown as unknown[])[at + i] = src[i];
+    }
+    return src.length;
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++)
+      (into as unknown as unknown[])[at + i] = dtype === "bool" ? (v[i] ? 1 : 0) : v[i];
+    return v.length;
+  }
+  // A scalar (0-d dataset).
+  (into as unknown as unknown[])[at] = dtype === "bool" ? (v ? 1 : 0) : v;
+  return 1;
+}
+
+/** Attribute values as JSON-like values; object references become `{$ref: path}`. */
+function readAttrs(h5: H5Wasm, entity: Dataset | Group, file: H5File): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, attr] of Object.entries(entity.attrs)) {
+    let v: unknown;
+    try {
+      v = attr.value;
+    } catch {
+      continue;
+    }
+    if (v instanceof h5.Reference) {
+      const target = file.dereference(v) as { path?: string } | null;
+      v = target?.path ? { $ref: target.path } : null;
+    }
+    out[name] = v;
+  }
+  return out;
+}
+
+/** One node of an HDF5 AnnData tree. */
+class H5Node implements AnnNode {
+  constructor(
+    private readonly tree: H5Tree,
+    /** Absolute HDF5 path of this node. */
+    private readonly h5path: string,
+    /** Path relative to the AnnData element. */
+    readonly path: string,
+    readonly isGroup: boolean,
+    readonly attrs: Readonly<Record<string, unknown>>,
+    readonly shape: readonly number[],
+    readonly dtype: NodeDtype,
+    private readonly meta: Metadata | null,
+    private readonly base: string,
+  ) {}
+
+  get where(): string {
+    return `${this.tree.filePath}: ${this.h5path}`;
+  }
+
+  children(): Promise<string[] | null> {
+    return Promise.resolve(
+      this.tree.use((f) => {
+        const g = f.get(this.h5path) as Group | null;
+        return g && typeof (g as Group).keys === "function" ? (g as Group).keys() : [];
+      }),
+    );
+  }
+
+  async get(name: string): Promise<AnnNode | null> {
+    const abs = name.startsWith("/");
+    const h5path = `/${abs ? joinPath(name) : joinPath(this.h5path, name)}`;
+    const rel = abs
+      ? joinPath(h5path).replace(new RegExp(`^${escapeRe(this.base)}/?`), "")
+      : joinPath(this.path, name);
+    return makeNode(this.tree, h5path, rel, this.base);
+  }
+
+  read(): Promise<NodeData> {
+    const n = this.shape.length === 0 ? 1 : (this.shape[0] ?? 0);
+    return this.readRows(0, n, true);
+  }
+
+  async readRows(start: number, stop: number, whole = false): Promise<NodeData> {
+    if (this.isGroup) throw new Error(`${this.where}: is a group, not an array`);
+    try {
+      return this.tree.use((f) => this.readFrom(f.get(this.h5path) as Dataset, start, stop, whole));
+    } catch (err) {
+      const msg = (err as Error).message ?? String(err);
+      if (msg.startsWith(this.tree.filePath)) throw err;
+      throw new Error(`${this.where}: cannot read dataset: ${msg}`, { cause: err });
+    }
+  }
+
+  private readFrom(ds: Dataset, start: number, stop: number, whole: boolean): NodeData {
+    const dtype = this.dtype;
+    if (typeof dtype === "object") throw new Error(`unsupported data type (${dtype.unsupported})`);
+    const rank = this.shape.length;
+    if (rank === 0) {
+      const v = ds.value;
+      if (dtype === "string") return { kind: "string", shape: [], values: [String(v ?? "")] };
+      if (dtype === "record") throw new Error("0-d record datasets are not supported");
+      const data = allocArray(dtype, 1);
+      toTyped(v, dtype, data, 0);
+      return { kind: "numeric", dtype, shape: [], data };
+    }
+    const n0 = this.shape[0] ?? 0;
+    const a = Math.max(0, Math.min(start, n0));
+    const b = Math.max(a, Math.min(stop, n0));
+    const rowSize = sizeOfShape(this.shape.slice(1));
+    const shape = [b - a, ...this.shape.slice(1)];
+    const rest = new Array(rank - 1).fill([]) as [][];
+    const slice = (r0: number, r1: number) =>
+      whole && r0 === 0 && r1 === n0 ? ds.value : ds.slice([[r0, r1], ...rest]);
+    if (dtype === "string") {
+      const v = b > a ? slice(a, b) : [];
+      const values = (Array.isArray(v) ? v : [v]).map((x) =>
+        x === null || x === undefined ? "" : String(x),
+      );
+      return { kind: "string", shape, values };
+    }
+    if (dtype === "record") return this.readRecords(b > a ? slice(a, b) : [], shape);
+    const data = allocArray(dtype, (b - a) * rowSize);
+    const rowsPerBlock = Math.max(1, Math.floor(BLOCK_ELEMENTS / Math.max(1, rowSize)));
+    let at = 0;
+    for (let r = a; r < b; r += rowsPerBlock) {
+      const r1 = Math.min(b, r + rowsPerBlock);
+      at += toTyped(ds.slice([[r, r1], ...rest]), dtype, data, at);
+    }
+    return { kind: "numeric", dtype, shape, data };
+  }
+
+  private readRecords(v: unknown, shape: number[]): NodeData {
+    const members = this.meta?.compound_type?.members ?? [];
+    const rows = (Array.isArray(v) ? v : []) as unknown[][];
+    const n = rows.length;
+    const fields = members.map((m, j) => {
+      const dt = dtypeOfMeta(m);
+      if (dt === "string") {
+        return {
+          name: m.name,
+          data: { kind: "string" as const, shape: [n], values: rows.map((r) => String(r[j] ?? "")) },
+        };
+      }
+      if (typeof dt === "object" || dt === "record") {
+        throw new Error(`record field "${m.name}" has an unsupported type`);
+      }
+      const data = allocArray(dt, n);
+      for (let i = 0; i < n; i++) toTyped((rows[i] as unknown[])[j], dt, data, i);
+      return { name: m.name, data: { kind: "numeric" as const, dtype: dt, shape: [n], data } };
+    });
+    return { kind: "record", shape, fields };
+  }
+
+  diskBytes(): number | null {
+    return null;
+  }
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function makeNode(tree: H5Tree, h5path: string, rel: string, base: string): H5Node | null {
+  return tree.use((f) => {
+    let e: Entity | null;
+    try {
+      e = f.get(h5path);
+    } catch {
+      return null;
+    }
+    if (!e) return null;
+    const h5 = tree.h5;
+    if (e instanceof h5.Group) {
+      return new H5Node(tree, h5path, rel, true, readAttrs(h5, e, f), [], "int8", null, base);
+    }
+    if (e instanceof h5.Dataset) {
+      const meta = e.metadata;
+      const shape = (e.shape ?? []).map(Number);
+      return new H5Node(tree, h5path, rel, false, readAttrs(h5, e, f), shape, dtypeOfMeta(meta), meta, base);
+    }
+    return null;
+  });
+}
+
+/**
+ * Open an HDF5 file and return its node at `path` (default the root), holding the file open until
+ * `release()` is called; later reads reopen the file.
+ */
+export async function openH5Tree(filePath: string, path = "/"): Promise<{ root: AnnNode; release(): void }> {
+  const h5 = await loadH5wasm();
+  let tree: H5Tree;
+  try {
+    tree = new H5Tree(h5, filePath);
+  } catch (err) {
+    throw new Error(`${filePath}: cannot open (${(err as Error).message})`);
+  }
+  tree.file = tree.open();
+  const base = joinPath(path);
+  const root = makeNode(tree, `/${base}`, "", base);
+  if (!root) {
+    tree.file.close();
+    tree.file = null;
+    throw new Error(`${filePath}: no group at ${path}`);
+  }
+  return {
+    root,
+    release() {
+      tree.file?.close();
+      tree.file = null;
+    },
+  };
+}
