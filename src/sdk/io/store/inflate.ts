@@ -42,6 +42,18 @@ function streamInflater(): Inflater {
 }
 
 /**
+ * The browser implementation (`DecompressionStream("deflate-raw")`), exported so it can be exercised anywhere the
+ * API exists (Node 20 has it too). Same contract as {@link inflateRaw}.
+ */
+export async function inflateRawStream(data: Uint8Array, expectedSize: number): Promise<Uint8Array> {
+  const out = await streamInflater()(data, expectedSize);
+  if (out.byteLength !== expectedSize) {
+    throw new Error(`inflated to ${out.byteLength} bytes, the zip directory says ${expectedSize}`);
+  }
+  return out;
+}
+
+/**
  * Inflate raw DEFLATE `data` whose uncompressed size is `expectedSize`.
  * Throws (plain Error from the backend) on corrupt data; the caller adds the file and entry name.
  */
