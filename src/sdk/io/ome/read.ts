@@ -16,8 +16,8 @@ import {
   parseNgffAttrs,
   resolveAxes,
 } from "./multiscales.js";
-import { joinPath, KeyTrackingStore, keyOf, normPath, readGroupMeta } from "./store.js";
-import { modelDtype, zarrRasterSource } from "./zarr-source.js";
+import { joinPath, KeyTrackingStore, keyOf, normPath, readGroupMeta, readJson } from "./store.js";
+import { chunkCheckFor, modelDtype, zarrRasterSource } from "./zarr-source.js";
 
 type ZArray = zarr.Array<zarr.DataType, Readable>;
 
@@ -128,20 +128,28 @@ async function openRaster(
 }
 
 async function openLevel(
-  store: Readable,
+  store: KeyTrackingStore,
   format: 2 | 3,
   path: string,
   signal?: AbortSignal,
 ): Promise<ZArray> {
   const loc = zarr.root(store).resolve(path);
+  const metaKey = format === 3 ? keyOf(path, "zarr.json") : keyOf(path, ".zarray");
+  let arr: ZArray;
   try {
-    return format === 3
-      ? await zarr.open.v3(loc, { kind: "array", ...(signal ? { signal } : {}) })
-      : await zarr.open.v2(loc, { kind: "array", attrs: false, ...(signal ? { signal } : {}) });
+    arr =
+      format === 3
+        ? await zarr.open.v3(loc, { kind: "array", ...(signal ? { signal } : {}) })
+        : await zarr.open.v2(loc, { kind: "array", attrs: false, ...(signal ? { signal } : {}) });
   } catch (err) {
-    const meta = format === 3 ? keyOf(path, "zarr.json") : keyOf(path, ".zarray");
-    throw new Error(`${meta}: cannot open level array: ${(err as Error).message}`, { cause: err });
+    throw new Error(`${metaKey}: cannot open level array: ${(err as Error).message}`, { cause: err });
   }
+  // Codecs that decode corrupt bytes without failing get a header check on every chunk read.
+  const dtype = modelDtype(arr.dtype);
+  const raw = dtype ? await readJson(store, metaKey, signal) : undefined;
+  const check = raw && dtype ? chunkCheckFor(raw, arr.chunks, dtype) : undefined;
+  if (check) store.addCheck(path, check);
+  return arr;
 }
 
 /** The level's own transformations over the exposed axes; derived from shape ratios when the file has none. */

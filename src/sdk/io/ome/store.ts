@@ -74,10 +74,18 @@ export async function readGroupMeta(store: Readable, path: string): Promise<Grou
   return { zarrFormat: 2, attrs: zattrs ?? {} };
 }
 
-/** A store wrapper that remembers the last key it was asked for. */
+/** Checks the raw bytes of a chunk before a codec sees them; throws naming the key when they are corrupt. */
+export type ChunkCheck = (key: string, bytes: Uint8Array) => void;
+
+/**
+ * A store wrapper that remembers the last key it was asked for, and runs per-array checks on chunk
+ * bytes (some codecs, notably numcodecs' blosc, decode corrupt input into garbage instead of failing).
+ */
 export class KeyTrackingStore implements AsyncReadable {
   /** The last key passed to `get` or `getRange`. */
   lastKey: string | undefined;
+  /** Checks by array key prefix (`/images/x/s0/`). */
+  private readonly checks = new Map<string, ChunkCheck>();
   readonly getRange?: (
     key: AbsolutePath,
     range: RangeQuery,
@@ -94,9 +102,23 @@ export class KeyTrackingStore implements AsyncReadable {
     }
   }
 
-  /** Forward to the wrapped store, recording the key. */
+  /** Check every chunk read under `arrayPath` with `check` (metadata documents are not checked). */
+  addCheck(arrayPath: string, check: ChunkCheck): void {
+    this.checks.set(keyOf(arrayPath, ""), check);
+  }
+
+  /** Forward to the wrapped store, recording the key and checking chunk bytes. */
   async get(key: AbsolutePath, opts?: GetOptions): Promise<Uint8Array | undefined> {
     this.lastKey = key;
-    return this.inner.get(key, opts);
+    const bytes = await this.inner.get(key, opts);
+    if (bytes && this.checks.size > 0 && !/(^|\/)(\.zarray|\.zattrs|\.zgroup|zarr\.json)$/.test(key)) {
+      for (const [prefix, check] of this.checks) {
+        if (key.startsWith(prefix) && !key.slice(prefix.length).includes("/.")) {
+          check(key, bytes);
+          break;
+        }
+      }
+    }
+    return bytes;
   }
 }

@@ -7,6 +7,7 @@ import type { Readable } from "@zarrita/storage";
 import * as zarr from "zarrita";
 import {
   allocArray,
+  BYTES_PER_ELEMENT,
   type DenseArray,
   type DType,
   sizeOfShape,
@@ -15,7 +16,7 @@ import {
 } from "../../data/arrays.js";
 import type { AxisSelection, RasterSource } from "../../data/elements.js";
 import { type AxisMapping, exposedShape, fileSelection, selectionShape } from "./axes.js";
-import type { KeyTrackingStore } from "./store.js";
+import type { ChunkCheck, KeyTrackingStore } from "./store.js";
 
 /** The data-model dtype of a zarrita dtype, or `undefined` for types a raster cannot hold. */
 export function modelDtype(d: string): DType | undefined {
@@ -151,4 +152,57 @@ async function explainFailure(
     if (d < 0) break;
   }
   return new Error(`${opts.where}: cannot read pixels: ${err.message}`, { cause: err });
+}
+
+/**
+ * A check of blosc chunk headers for an array whose only byte codec is blosc: numcodecs' blosc decodes
+ * a truncated or garbled chunk into garbage (or nothing) without an error, so the header's compressed
+ * size must match the chunk's length and its uncompressed size the chunk shape.
+ */
+export function bloscHeaderCheck(expectedBytes: number): ChunkCheck {
+  return (key, b) => {
+    if (b.length < 16)
+      throw new Error(`${key}: corrupt blosc chunk (${b.length} bytes, shorter than the 16-byte header)`);
+    const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    const nbytes = dv.getUint32(4, true);
+    const cbytes = dv.getUint32(12, true);
+    if (cbytes !== b.length) {
+      throw new Error(
+        `${key}: corrupt blosc chunk (its header says ${cbytes} compressed bytes, the chunk has ${b.length})`,
+      );
+    }
+    if (nbytes !== expectedBytes) {
+      throw new Error(
+        `${key}: corrupt blosc chunk (it decompresses to ${nbytes} bytes, the chunk shape needs ${expectedBytes})`,
+      );
+    }
+  };
+}
+
+/**
+ * The chunk check for an array from its raw metadata (`.zarray` or `zarr.json`), when one applies:
+ * blosc as the only compressor with no filters (v2), or `bytes` then `blosc` (v3).
+ */
+export function chunkCheckFor(
+  meta: Readonly<Record<string, unknown>>,
+  chunkShape: readonly number[],
+  dtype: DType,
+): ChunkCheck | undefined {
+  const expected = sizeOfShape(chunkShape) * BYTES_PER_ELEMENT[dtype];
+  if (meta.zarr_format === 2) {
+    const comp = meta.compressor as { id?: unknown } | null | undefined;
+    const filters = meta.filters as unknown[] | null | undefined;
+    if (comp?.id === "blosc" && (!filters || filters.length === 0)) return bloscHeaderCheck(expected);
+    return undefined;
+  }
+  const codecs = meta.codecs as { name?: unknown }[] | undefined;
+  if (
+    Array.isArray(codecs) &&
+    codecs.length === 2 &&
+    codecs[0]?.name === "bytes" &&
+    codecs[1]?.name === "blosc"
+  ) {
+    return bloscHeaderCheck(expected);
+  }
+  return undefined;
 }
