@@ -21,23 +21,36 @@ export interface ParquetDataset {
   readonly kv: Readonly<Record<string, string>>;
 }
 
+/** Which layout to try first: a dask folder (points) or a single file (shapes). */
+export type ParquetLayout = "folder-first" | "file-first";
+
 /**
  * Open `key` as a dask folder (`key/part.0.parquet`, `part.1.parquet` … read until the first
- * missing number) or, failing that, as a single file. Throws naming the key when neither exists.
+ * missing number) or as a single file, trying `layout` first (one request saved in the common case).
+ * Throws naming the key when neither exists.
  */
-export async function openParquetDataset(store: ByteStore, key: string): Promise<ParquetDataset> {
+export async function openParquetDataset(
+  store: ByteStore,
+  key: string,
+  layout: ParquetLayout = "folder-first",
+): Promise<ParquetDataset> {
   const k = storeKey(key);
   const parts: ParquetSource[] = [];
-  for (let i = 0; ; i++) {
-    const part = await probeParquet(store, storeKey(k, `part.${i}.parquet`));
-    if (!part) break;
-    parts.push(part);
+  const single = layout === "file-first" ? await probeParquet(store, k) : undefined;
+  if (single) parts.push(single);
+  else {
+    for (let i = 0; ; i++) {
+      const part = await probeParquet(store, storeKey(k, `part.${i}.parquet`));
+      if (!part) break;
+      parts.push(part);
+    }
   }
-  if (parts.length === 0) {
-    const single = await probeParquet(store, k);
-    if (!single) throw new Error(`${k}: no parquet data (neither a file nor a folder with part.0.parquet)`);
-    parts.push(single);
+  if (parts.length === 0 && layout === "folder-first") {
+    const file = await probeParquet(store, k);
+    if (file) parts.push(file);
   }
+  if (parts.length === 0)
+    throw new Error(`${k}: no parquet data (neither a file nor a folder with part.0.parquet)`);
   const first = parts[0]!;
   return {
     key: k,

@@ -87,7 +87,7 @@ export async function readGeoParquet(
   store: ByteStore,
   key: string,
 ): Promise<{ geometry: Geometry; frame: ShapesElement["frame"]; geo: GeoParquetInfo }> {
-  const ds = await openParquetDataset(store, key);
+  const ds = await openParquetDataset(store, key, "file-first");
   const geo = parseGeoMetadata(ds.kv.geo, ds.key);
   const { frame, binary } = await readDatasetFrame(ds, { binaryColumns: [geo.primaryColumn] });
   const geometry = decodeWkbColumn(
