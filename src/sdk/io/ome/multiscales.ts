@@ -87,7 +87,7 @@ export function parseNgffAttrs(attrs: Readonly<Record<string, unknown>>, where: 
   const version = String(block.version ?? ms.version ?? "");
 
   const axes = parseAxes(ms.axes, where);
-  const datasets = parseDatasets(ms.datasets, axes?.length, where);
+  const datasets = parseDatasets(ms.datasets, where);
 
   const transforms: Transformation[] = [];
   const edges: Record<string, Transformation> = {};
@@ -98,10 +98,7 @@ export function parseNgffAttrs(attrs: Readonly<Record<string, unknown>>, where: 
     mct.forEach((j, i) => {
       const t = parseTransformation(j, `${where}: multiscales[0].coordinateTransformations[${i}]`);
       if (t.output?.name) edges[t.output.name] = t;
-      else {
-        checkLength(t, axes?.length, `${where}: multiscales[0].coordinateTransformations[${i}]`);
-        transforms.push(t);
-      }
+      else transforms.push(t);
     });
   }
 
@@ -170,7 +167,7 @@ function checkAxisNames(
     throw new Error(`${where}: ${space.length} space axes (${space.join(",")}); at most 3`);
 }
 
-function parseDatasets(json: unknown, nAxes: number | undefined, where: string): NgffDataset[] {
+function parseDatasets(json: unknown, where: string): NgffDataset[] {
   if (!Array.isArray(json)) throw new Error(`${where}: multiscales[0] has no "datasets" list`);
   if (json.length === 0) throw new Error(`${where}: multiscales[0].datasets is empty`);
   return json.map((d, i) => {
@@ -180,20 +177,27 @@ function parseDatasets(json: unknown, nAxes: number | undefined, where: string):
     const ct = d.coordinateTransformations;
     if (ct !== undefined && !Array.isArray(ct))
       throw new Error(`${at}.coordinateTransformations must be a list`);
-    const transforms = (ct ?? []).map((j: unknown, k: number) => {
-      const t = parseTransformation(j, `${at}.coordinateTransformations[${k}]`);
-      checkLength(t, nAxes, `${at}.coordinateTransformations[${k}]`);
-      return t;
-    });
+    // Vector lengths are checked against the array rank when the level is opened (checkLengths):
+    // the 0.4 suite counts a 2-value scale on 3 axes as schema-valid.
+    const transforms = (ct ?? []).map((j: unknown, k: number) =>
+      parseTransformation(j, `${at}.coordinateTransformations[${k}]`),
+    );
     return { path: d.path, transforms };
   });
 }
 
-function checkLength(t: Transformation, nAxes: number | undefined, where: string): void {
-  if (nAxes === undefined) return;
-  const v = t.type === "scale" ? t.scale : t.type === "translation" ? t.translation : undefined;
-  if (v && v.length !== nAxes)
-    throw new Error(`${where}: ${t.type} has ${v.length} values for ${nAxes} axes`);
+/** Check that every scale/translation vector has one value per axis (`nAxes`), naming the culprit. */
+export function checkLengths(steps: readonly Transformation[], nAxes: number, where: string): void {
+  for (const t of steps) {
+    if (t.type === "sequence") {
+      checkLengths(t.transformations, nAxes, where);
+      continue;
+    }
+    const v = t.type === "scale" ? t.scale : t.type === "translation" ? t.translation : undefined;
+    if (v && v.length !== nAxes) {
+      throw new Error(`${where}: a ${t.type} has ${v.length} values for ${nAxes} axes`);
+    }
+  }
 }
 
 /** Channel labels of an `omero`-like block (`{channels: [{label}]}`), stringified; ints become `"0"`. */

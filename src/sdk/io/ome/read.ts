@@ -10,6 +10,7 @@ import type { ImageElement, LabelsElement, RasterLevel } from "../../data/elemen
 import { defaultAxes, type Transformation } from "../../data/transforms.js";
 import { type AxisMapping, exposedNames, exposedVector, mapAxes } from "./axes.js";
 import {
+  checkLengths,
   composeScaleTranslation,
   hasMultiscales,
   type NgffImageMeta,
@@ -106,6 +107,14 @@ async function openRaster(
     if (a.dtype !== arrays[0]!.dtype)
       throw new Error(`${at}: level dtype ${a.dtype} differs from level 0 (${arrays[0]!.dtype})`);
   });
+  meta.datasets.forEach((d, i) => {
+    checkLengths(
+      d.transforms,
+      fileAxes.length,
+      `/${joinPath(path, d.path)}: datasets[${i}].coordinateTransformations`,
+    );
+  });
+  checkLengths(meta.transforms, fileAxes.length, `${where}: multiscales[0].coordinateTransformations`);
   const mapping = mapAxes(fileAxes, shape0, kind);
   const levels = arrays.map((arr, i): RasterLevel => {
     const ds = meta.datasets[i]!;
