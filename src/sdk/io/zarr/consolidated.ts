@@ -295,8 +295,7 @@ export async function consolidateV3(store: ListableWritableStore): Promise<Conso
   }
   const keys = (await store.list())
     .map((e) => e.key)
-    .filter((k) => k !== "zarr.json" && splitKey(k)[1] === "zarr.json")
-    .sort();
+    .filter((k) => k !== "zarr.json" && splitKey(k)[1] === "zarr.json");
   const docs = await Promise.all(
     keys.map(async (k) => {
       const bytes = await store.get(absoluteKey(k));
@@ -304,6 +303,8 @@ export async function consolidateV3(store: ListableWritableStore): Promise<Conso
       return [normalizePath(splitKey(k)[0]), parseJsonObject(store.location, k, bytes)] as const;
     }),
   );
+  // Sort by node path (not by key: "a/b/zarr.json" vs "a/zarr.json" order differently from "a/b" vs "a").
+  docs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const metadata: JsonObject = {};
   for (const [path, doc] of docs) {
     if (doc.node_type === "group") {
