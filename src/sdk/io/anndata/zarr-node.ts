@@ -177,7 +177,8 @@ class ZarrTree {
   array(path: string, format: 2 | 3): Promise<ZarrArray> {
     let p = this.arrays.get(path);
     if (!p) {
-      const loc = zarr.root(this.store).resolve(path);
+      // zarrita derives keys through URL parsing; a percent-encoded path keeps `#`, `?`, `%` literal.
+      const loc = new zarr.Location(this.store, `/${path.split("/").map(encodeURIComponent).join("/")}`);
       p = (
         format === 2 ? zarr.open.v2(loc, { kind: "array" }) : zarr.open.v3(loc, { kind: "array" })
       ) as Promise<ZarrArray>;

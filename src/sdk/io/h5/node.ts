@@ -5,7 +5,7 @@
  * table does not pin a file handle); a reopen checks that size and mtime are unchanged. Big datasets are
  * read in row blocks into a preallocated SharedArrayBuffer array, because h5wasm's heap is capped at 2 GiB.
  */
-import { statSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import type { Dataset, Entity, Group, File as H5File, Metadata } from "h5wasm";
 import { allocArray, type DType, sizeOfShape, type TypedArray } from "../../data/arrays.js";
 import { type AnnNode, joinPath, type NodeData, type NodeDtype } from "../anndata/node.js";
@@ -16,6 +16,60 @@ const BLOCK_ELEMENTS = 8 * 1024 * 1024;
 
 /** HDF5 type classes as h5wasm reports them in `metadata.type`. */
 const H5T = { INTEGER: 0, FLOAT: 1, STRING: 3, COMPOUND: 6, REFERENCE: 7, ENUM: 8 } as const;
+
+const SIGNATURE = [0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/**
+ * Check the HDF5 superblock before handing the file to libhdf5, which reports a bad file only on stderr
+ * and then fails later with unrelated messages. Catches non-HDF5 input and truncated files (the
+ * superblock records the end-of-file address the writer left).
+ */
+export function checkHdf5File(filePath: string): void {
+  const size = statSync(filePath).size;
+  const fd = openSync(filePath, "r");
+  try {
+    // The superblock sits at 0 or, after a user block, at 512, 1024, 2048, … bytes.
+    for (let at = 0; at === 0 || at + 8 <= size; at = at === 0 ? 512 : at * 2) {
+      const head = Buffer.alloc(96);
+      const got = readSync(fd, head, 0, head.length, at);
+      if (got < 8) break;
+      if (!SIGNATURE.every((b, i) => head[i] === b)) continue;
+      const version = head[8] ?? 0;
+      let eofAt: number;
+      let offsetSize: number;
+      if (version === 0 || version === 1) {
+        offsetSize = head[13] ?? 8;
+        eofAt = 24 + (version === 1 ? 4 : 0) + 2 * offsetSize;
+      } else {
+        offsetSize = head[9] ?? 8;
+        eofAt = 12 + 2 * offsetSize;
+      }
+      if (offsetSize !== 8 && offsetSize !== 4) return;
+      const base =
+        offsetSize === 8
+          ? Number(head.readBigUInt64LE(eofAt - 2 * offsetSize))
+          : head.readUInt32LE(eofAt - 2 * offsetSize);
+      const eof = offsetSize === 8 ? Number(head.readBigUInt64LE(eofAt)) : head.readUInt32LE(eofAt);
+      if (version >= 2) {
+        // v2/v3: base address sits right after the 12-byte prefix.
+        const b2 = offsetSize === 8 ? Number(head.readBigUInt64LE(12)) : head.readUInt32LE(12);
+        if (b2 + eof > size)
+          throw new Error(
+            `${filePath}: truncated HDF5 file (${size} bytes, the superblock says ${b2 + eof})`,
+          );
+        return;
+      }
+      if (base + eof > size)
+        throw new Error(
+          `${filePath}: truncated HDF5 file (${size} bytes, the superblock says ${base + eof})`,
+        );
+      return;
+    }
+    throw new Error(`${filePath}: not an HDF5 file (no HDF5 signature)`);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** One open (or reopenable) HDF5 file. */
 class H5Tree {
@@ -34,11 +88,18 @@ class H5Tree {
   }
 
   open(): H5File {
+    checkHdf5File(this.filePath);
+    let f: H5File;
     try {
-      return new this.h5.File(this.filePath, "r");
+      f = new this.h5.File(this.filePath, "r");
     } catch (err) {
       throw new Error(`${this.filePath}: not a readable HDF5 file (${(err as Error).message ?? err})`);
     }
+    // h5wasm does not throw when libhdf5 fails to open; it hands back an invalid (negative) id.
+    const id = (f as unknown as { file_id?: bigint | number }).file_id;
+    if (id === undefined || Number(id) < 0)
+      throw new Error(`${this.filePath}: libhdf5 could not open the file`);
+    return f;
   }
 
   /** Run `fn` on the open file, opening (and closing) it when no reader holds it. */
@@ -253,6 +314,21 @@ function escapeRe(s: string): string {
 }
 
 function makeNode(tree: H5Tree, h5path: string, rel: string, base: string): H5Node | null {
+  try {
+    return makeNodeIn(tree, h5path, rel, base);
+  } catch (err) {
+    const msg = (err as Error).message ?? String(err);
+    if (msg.startsWith(tree.filePath)) throw err;
+    throw new Error(
+      `${tree.filePath}: ${h5path}: cannot read HDF5 object (${msg}); the file may be corrupt`,
+      {
+        cause: err,
+      },
+    );
+  }
+}
+
+function makeNodeIn(tree: H5Tree, h5path: string, rel: string, base: string): H5Node | null {
   return tree.use((f) => {
     let e: Entity | null;
     try {

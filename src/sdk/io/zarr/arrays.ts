@@ -118,6 +118,12 @@ export async function readZarrArray(
     return { kind: "numeric", dtype: kind, shape: [], data };
   }
   const sel = rows ? rowSelection(arr.shape.length, rows.start, rows.stop) : null;
+  if (arr.shape.some((s) => s === 0) || (rows && rows.stop <= rows.start)) {
+    // zarrita's indexer cannot iterate an empty selection.
+    const shape = rows ? [Math.max(0, rows.stop - rows.start), ...arr.shape.slice(1)] : [...arr.shape];
+    if (kind === "string") return { kind: "string", shape, values: [] };
+    return { kind: "numeric", dtype: kind, shape, data: allocArray(kind, 0) };
+  }
   if (kind === "string") {
     const res = await zarr.get(arr, sel);
     return { kind: "string", shape: [...res.shape], values: toStrings(res.data) };

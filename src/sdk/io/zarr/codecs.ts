@@ -173,6 +173,66 @@ class ZlibCodec {
   }
 }
 
+/** A bytes-to-bytes codec as numcodecs exposes it. */
+interface InnerCodec {
+  encode(b: Uint8Array): Uint8Array | Promise<Uint8Array>;
+  decode(b: Uint8Array): Uint8Array | Promise<Uint8Array>;
+}
+
+/**
+ * numcodecs' wasm blosc decoder returns zeros or garbage for a corrupt or truncated chunk instead of
+ * failing. The blosc header records the compressed and uncompressed sizes, so check both.
+ */
+function checkedBlosc(inner: { fromConfig(config: unknown): InnerCodec }) {
+  return {
+    kind: "bytes_to_bytes" as const,
+    fromConfig(config: unknown) {
+      const codec = inner.fromConfig(config);
+      return {
+        kind: "bytes_to_bytes" as const,
+        encode: (b: Uint8Array) => codec.encode(b),
+        async decode(b: Uint8Array): Promise<Uint8Array> {
+          if (b.byteLength < 16)
+            throw new Error(`blosc: chunk of ${b.byteLength} bytes is shorter than its header`);
+          const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+          const nbytes = view.getUint32(4, true);
+          const cbytes = view.getUint32(12, true);
+          if (cbytes !== b.byteLength) {
+            throw new Error(
+              `blosc: header says ${cbytes} compressed bytes, the chunk has ${b.byteLength} (corrupt or truncated)`,
+            );
+          }
+          const out = await codec.decode(b);
+          if (out.byteLength !== nbytes) {
+            throw new Error(`blosc: decoded ${out.byteLength} bytes, the header says ${nbytes}`);
+          }
+          return out;
+        },
+      };
+    },
+  };
+}
+
+/** zstd frames start with a magic number; numcodecs does not always reject input without it. */
+function checkedZstd(inner: { fromConfig(config: unknown): InnerCodec }) {
+  return {
+    kind: "bytes_to_bytes" as const,
+    fromConfig(config: unknown) {
+      const codec = inner.fromConfig(config);
+      return {
+        kind: "bytes_to_bytes" as const,
+        encode: (b: Uint8Array) => codec.encode(b),
+        decode(b: Uint8Array) {
+          if (b.byteLength < 4 || b[0] !== 0x28 || b[1] !== 0xb5 || b[2] !== 0x2f || b[3] !== 0xfd) {
+            throw new Error("zstd: chunk does not start with a zstd frame (corrupt)");
+          }
+          return codec.decode(b);
+        },
+      };
+    },
+  };
+}
+
 let registered = false;
 
 /**
@@ -193,6 +253,18 @@ export function registerCodecs(): void {
     ["numcodecs.zlib", ZlibCodec],
   ];
   for (const [name, codec] of entries) reg.set(name, async () => codec);
+  const blosc = reg.get("blosc");
+  const zstd = reg.get("zstd");
+  if (blosc) {
+    const wrapped = async () => checkedBlosc((await blosc()) as { fromConfig(config: unknown): InnerCodec });
+    reg.set("blosc", wrapped);
+    reg.set("numcodecs.blosc", wrapped);
+  }
+  if (zstd) {
+    const wrapped = async () => checkedZstd((await zstd()) as { fromConfig(config: unknown): InnerCodec });
+    reg.set("zstd", wrapped);
+    reg.set("numcodecs.zstd", wrapped);
+  }
 }
 
 /** Compress bytes with gzip (node:zlib in Node, CompressionStream elsewhere); used by tests and writers. */
