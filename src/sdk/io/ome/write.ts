@@ -20,9 +20,17 @@ import { joinPath, normPath } from "./store.js";
 export interface WriteRasterOptions {
   /** Tile edge `T` for the y/x chunk sides; a power of two (default 512). Smaller images use the next power of two ≥ their size. */
   readonly tileSize?: number;
-  /** `ome.version` to write (default `"0.5-dev-spatialdata"`, what spatialdata writes; `"0.5"` for strict NGFF 0.5). */
+  /**
+   * `spatialdata` (default): what spatialdata ≥ 0.6 writes — version `0.5-dev-spatialdata`, element
+   * transformations as edges with input/output coordinate systems, `spatialdata_attrs`.
+   * `ngff`: strict NGFF 0.5 — version `0.5`, the `global` transformation written as multiscale-level
+   * scale/translation (identity omitted), no `spatialdata_attrs`; throws when the element has other
+   * coordinate systems or a transformation NGFF 0.5 cannot express.
+   */
+  readonly flavor?: "spatialdata" | "ngff";
+  /** `ome.version` to write (default by flavor: `"0.5-dev-spatialdata"` or `"0.5"`). */
   readonly ngffVersion?: string;
-  /** `spatialdata_attrs.version` to write (default `"0.3"`, the raster format of spatialdata ≥ 0.6); `null` leaves it out. */
+  /** `spatialdata_attrs.version` to write (default `"0.3"` for the spatialdata flavor); `null` leaves it out. */
   readonly spatialdataVersion?: string | null;
   /** zstd level (default 0, as spatialdata writes). */
   readonly zstdLevel?: number;
@@ -75,30 +83,73 @@ function groupAttributes(
     path: `s${i}`,
     coordinateTransformations: levelTransformJson(lv, axes, shape0),
   }));
+  const ngff = opts.flavor === "ngff";
   const intrinsic = { name: axes.join(""), axes: defaultAxes(axes) };
-  const coordinateTransformations = Object.entries(el.transformations).map(([cs, t]) => {
-    const withIo: Transformation = {
-      ...t,
-      input: t.input ?? intrinsic,
-      output: { name: cs, axes: t.output?.axes ?? defaultAxes(axes) },
-    };
-    return transformationToJson(withIo);
-  });
+  const coordinateTransformations = ngff
+    ? ngffMultiscaleTransforms(el, where)
+    : Object.entries(el.transformations).map(([cs, t]) => {
+        const withIo: Transformation = {
+          ...t,
+          input: t.input ?? intrinsic,
+          output: { name: cs, axes: t.output?.axes ?? defaultAxes(axes) },
+        };
+        return transformationToJson(withIo);
+      });
   const multiscale = {
     datasets,
     name: el.kind === "image" ? where : el.name,
     axes: axes.map((a) => ({ name: a, type: NGFF_AXIS_TYPES[a] ?? "space" })),
-    coordinateTransformations,
+    ...(coordinateTransformations.length > 0 ? { coordinateTransformations } : {}),
   };
   const ome: Record<string, unknown> = {};
   if (el.kind === "image") ome.omero = omeroBlock(el);
-  ome.version = opts.ngffVersion ?? "0.5-dev-spatialdata";
+  ome.version = opts.ngffVersion ?? (ngff ? "0.5" : "0.5-dev-spatialdata");
   ome.multiscales = [multiscale];
   if (el.kind === "labels") ome["image-label"] = { version: "0.5" };
   const attrs: Record<string, unknown> = { ome };
-  const sdv = opts.spatialdataVersion === undefined ? "0.3" : opts.spatialdataVersion;
+  const sdv = opts.spatialdataVersion === undefined ? (ngff ? null : "0.3") : opts.spatialdataVersion;
   if (sdv !== null) attrs.spatialdata_attrs = { version: sdv };
   return attrs;
+}
+
+/**
+ * Strict NGFF 0.5 multiscale transformations for the element's `global` system: a scale and/or a
+ * translation over the element axes (none for the identity).
+ */
+function ngffMultiscaleTransforms(
+  el: ImageElement | LabelsElement,
+  where: string,
+): Record<string, unknown>[] {
+  const systems = Object.keys(el.transformations);
+  if (systems.length === 0) return [];
+  if (systems.length > 1 || systems[0] !== "global") {
+    throw new Error(
+      `${where}: strict NGFF 0.5 holds one "global" transformation; the element has ${systems.join(", ")}`,
+    );
+  }
+  const axes = el.axes;
+  const t = el.transformations.global!;
+  const steps = t.type === "sequence" ? t.transformations : [t];
+  const scale = axes.map(() => 1);
+  const translation = axes.map(() => 0);
+  for (const st of steps) {
+    const own = st.input?.axes.map((a) => a.name) ?? axes;
+    const vec = st.type === "scale" ? st.scale : st.type === "translation" ? st.translation : null;
+    if (st.type === "identity") continue;
+    if (!vec) throw new Error(`${where}: a "${st.type}" transformation cannot be written as strict NGFF 0.5`);
+    axes.forEach((a, i) => {
+      const j = own.indexOf(a);
+      if (j < 0) return;
+      if (st.type === "scale") {
+        scale[i]! *= vec[j];
+        translation[i]! *= vec[j];
+      } else translation[i]! += vec[j];
+    });
+  }
+  const out: Record<string, unknown>[] = [];
+  if (scale.some((v) => v !== 1) || translation.some((v) => v !== 0)) out.push({ type: "scale", scale });
+  if (translation.some((v) => v !== 0)) out.push({ type: "translation", translation });
+  return out;
 }
 
 /** `omero` block: the one read (colours, windows) with labels set to the element's channel names. */
