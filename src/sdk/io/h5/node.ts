@@ -181,9 +181,14 @@ function readAttrs(h5: H5Wasm, entity: Dataset | Group, file: H5File): Record<st
     } catch {
       continue;
     }
-    if (v instanceof h5.Reference) {
-      const target = file.dereference(v) as { path?: string } | null;
-      v = target?.path ? { $ref: target.path } : null;
+    // h5wasm returns even a scalar reference attribute as a one-element array of References.
+    const deref = (r: unknown) => {
+      const target = file.dereference(r as InstanceType<H5Wasm["Reference"]>) as { path?: string } | null;
+      return target?.path ? { $ref: target.path } : null;
+    };
+    if (v instanceof h5.Reference) v = deref(v);
+    else if (Array.isArray(v) && v.length > 0 && v.every((x) => x instanceof h5.Reference)) {
+      v = v.length === 1 ? deref(v[0]) : v.map(deref);
     }
     out[name] = v;
   }
