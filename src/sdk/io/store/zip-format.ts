@@ -28,10 +28,11 @@ export const LOCAL_HEADER_SIZE = 30;
 /** Largest distance of the EOCD from the end: record + maximal comment. */
 const MAX_EOCD_SEARCH = EOCD_SIZE + 0xffff;
 /**
- * How much of the tail to read when opening. Covers the EOCD with any comment and the ZIP64 records, and is large
- * enough that the central directory of a small archive comes with it, saving a round trip over HTTP.
+ * How much of the tail to read when opening: the EOCD with the longest possible comment plus the ZIP64 locator and
+ * record (65 633 bytes), rounded up to 66 KiB. The central directory of an archive with a few hundred entries comes
+ * with it, saving a round trip over HTTP; a larger directory costs one more read.
  */
-export const TAIL_BYTES = 128 * 1024;
+export const TAIL_BYTES = 66 * 1024;
 
 /** One central-directory record. */
 export interface ZipEntry {
