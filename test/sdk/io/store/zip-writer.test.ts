@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as zarr from "zarrita";
 import { FileRangeReader } from "../../../../src/sdk/io/store/file-range-reader.js";
+import { FsStore } from "../../../../src/sdk/io/store/fs-store.js";
 import { MemoryStore } from "../../../../src/sdk/io/store/memory-store.js";
 import { openStore } from "../../../../src/sdk/io/store/open-store.js";
 import { STORED } from "../../../../src/sdk/io/store/zip-format.js";
@@ -21,6 +22,7 @@ import {
 } from "../../../../src/sdk/io/store/zip-writer.js";
 import { consolidateV3 } from "../../../../src/sdk/io/zarr/consolidated.js";
 import { openZarr } from "../../../../src/sdk/io/zarr/open.js";
+import { fixture } from "../../../fixtures.js";
 
 const enc = new TextEncoder();
 const execFileP = promisify(execFile);
@@ -209,6 +211,30 @@ describe("writeZip", () => {
     expect(await tree.attrs("images/img")).toEqual({ ome: { version: "0.5" } });
     const back = await zarr.open(zarr.root(tree.store).resolve("images/img/s0"), { kind: "array" });
     expect(Array.from((await zarr.get(back)).data as Uint16Array)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it("zips a real SpatialData directory (blobs 0.7) from an FsStore, byte for byte", async () => {
+    const src = new FsStore(fixture("vitessce-sdata-blobs-0.7/blobs.sdata.zarr"));
+    const out = await writeZipFromStore(path.join(dir, "blobs.sdata.zarr.zip"), src);
+    const zs = (await openStore(out.path)) as ZipStore;
+    const names = zs.directory.entries.map((e) => e.name);
+    expect(names[0]).toBe("zarr.json");
+    const firstChunk = names.findIndex((n) => !n.endsWith("zarr.json"));
+    expect(names.slice(firstChunk).some((n) => n.endsWith("zarr.json"))).toBe(false);
+    const listed = await src.list();
+    expect(await zs.list()).toEqual(listed);
+    for (const { key } of listed.filter((e) => e.key.endsWith(".parquet") || e.key === "zarr.json")) {
+      const a = (await zs.get(`/${key}`))!;
+      expect(Buffer.from(a).equals(Buffer.from((await src.get(`/${key}`))!))).toBe(true);
+    }
+    const tree = await openZarr(zs);
+    expect(await tree.children("")).toEqual(["images", "labels", "points", "tables"]);
+    const labels = await zarr.open(zarr.root(tree.store).resolve("labels/blobs_labels/s0"), {
+      kind: "array",
+    });
+    expect(Array.from((await zarr.get(labels, [50, zarr.slice(40, 45)])).data as Int16Array)).toEqual([
+      0, 0, 0, 1, 1,
+    ]);
   });
 
   it("contentHashName validates its digest", () => {
