@@ -64,7 +64,7 @@ interface FileDirectory {
   StripByteCounts?: number[];
   TileOffsets?: number[];
   TileByteCounts?: number[];
-  SubIFDs?: number[] | number;
+  SubIFDs?: ArrayLike<number | bigint> | number | bigint;
   ImageDescription?: string;
 }
 
@@ -132,7 +132,7 @@ function checkIfd(fd: FileDirectory, file: TiffFile, where: string): void {
 function subIfdOffsets(fd: FileDirectory): number[] {
   const s = fd.SubIFDs;
   if (s === undefined) return [];
-  return (Array.isArray(s) ? s : [s]).map(Number);
+  return typeof s === "object" ? Array.from(s, Number) : [Number(s)];
 }
 
 /**
