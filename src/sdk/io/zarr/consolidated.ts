@@ -53,6 +53,23 @@ export interface ConsolidatedIndex {
 const utf8 = new TextDecoder();
 const encoder = new TextEncoder();
 
+/** Reads in flight at once when gathering metadata files (bounded so large stores do not exhaust file handles). */
+const CONCURRENCY = 16;
+
+/** `Promise.all(items.map(fn))` with at most {@link CONCURRENCY} calls running at a time; keeps the order. */
+async function mapLimit<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+  return out;
+}
+
 function isObject(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -240,12 +257,10 @@ export async function indexFromListing(
   opts?: GetOptions,
 ): Promise<ConsolidatedIndex> {
   const keys = (await store.list()).map((e) => e.key).filter((k) => METADATA_BASENAMES.has(splitKey(k)[1]));
-  const docs = await Promise.all(
-    keys.map(async (k) => {
-      const bytes = await store.get(absoluteKey(k), opts);
-      return [k, bytes ? parseJsonObject(store.location, k, bytes) : undefined] as const;
-    }),
-  );
+  const docs = await mapLimit(keys, async (k) => {
+    const bytes = await store.get(absoluteKey(k), opts);
+    return [k, bytes ? parseJsonObject(store.location, k, bytes) : undefined] as const;
+  });
   const v3 = docs.filter(([k]) => splitKey(k)[1] === "zarr.json");
   const v2 = docs.filter(([k]) => splitKey(k)[1] !== "zarr.json");
   const hasRoot = (name: string) => keys.includes(name);
@@ -296,13 +311,11 @@ export async function consolidateV3(store: ListableWritableStore): Promise<Conso
   const keys = (await store.list())
     .map((e) => e.key)
     .filter((k) => k !== "zarr.json" && splitKey(k)[1] === "zarr.json");
-  const docs = await Promise.all(
-    keys.map(async (k) => {
-      const bytes = await store.get(absoluteKey(k));
-      if (!bytes) throw new Error(`${store.location}: ${k} disappeared while consolidating`);
-      return [normalizePath(splitKey(k)[0]), parseJsonObject(store.location, k, bytes)] as const;
-    }),
-  );
+  const docs = await mapLimit(keys, async (k) => {
+    const bytes = await store.get(absoluteKey(k));
+    if (!bytes) throw new Error(`${store.location}: ${k} disappeared while consolidating`);
+    return [normalizePath(splitKey(k)[0]), parseJsonObject(store.location, k, bytes)] as const;
+  });
   // Sort by node path (not by key: "a/b/zarr.json" vs "a/zarr.json" order differently from "a/b" vs "a").
   docs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const metadata: JsonObject = {};
