@@ -163,7 +163,7 @@ export function planeLocations(px: OmePixels, where: string): PlaneLocation[] {
       out[start + k] = { ...(td.fileName ? { fileName: td.fileName } : {}), ifd: (td.ifd ?? 0) + k };
     }
   }
-  const missing = out.findIndex((p) => p === undefined);
+  const missing = out.indexOf(undefined);
   if (missing >= 0)
     throw new Error(`${where}: OME-XML TiffData does not say where plane ${missing} of ${n} is stored`);
   return out as PlaneLocation[];

@@ -14,7 +14,6 @@ import type { AxisSelection, ImageElement, RasterLevel, RasterSource } from "../
 import { defaultAxes, type Transformation } from "../../data/transforms.js";
 import { NodeFileSource } from "./file-source.js";
 import {
-  channelPlanes,
   type OmeImage,
   type OmeXml,
   type PlaneLocation,
