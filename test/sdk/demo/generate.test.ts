@@ -367,6 +367,27 @@ describe("generateDemo (small)", () => {
   });
 });
 
+describe("generateDemo (pinned bytes)", () => {
+  it("produces the same bytes on every run and platform", () => {
+    // If a deliberate change to the generator moves this, update the hash and say so in the commit.
+    const sd = generateDemo({ seed: 1, nCells: 60, nGenes: 30, imageSize: 128, nTranscripts: 500 });
+    const X = sd.tables.table!.X as SparseMatrix;
+    const h = createHash("sha256");
+    for (const a of [
+      X.data,
+      X.indices,
+      X.indptr,
+      sd.shapes.cell_boundaries!.geometry.coords,
+      levelArray(sd.labels.cell_labels!, 0).data,
+      levelArray(sd.images.morphology!, 0).data,
+      (sd.points.transcripts!.frame.columns.x as DenseArray).data,
+    ]) {
+      h.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+    }
+    expect(h.digest("hex")).toBe("747251ed89fe69f2255c065dc45fbe323e58666eab2a012b243a8340b3575d69");
+  });
+});
+
 describe("generateDemo (default size)", () => {
   it("makes 4000 cells × 300 genes over a 2048² image, quickly", () => {
     const t0 = performance.now();
