@@ -17,8 +17,9 @@ export interface CellTypeSpec {
   readonly size: number;
   /** Axis ratio of the cell body (1 = round; fibroblasts and smooth muscle are spindle-shaped). */
   readonly elongation: number;
-  /** Protein stain levels (0–1) in the PanCK and CD45 channels of the morphology image. */
+  /** PanCK stain level (0–1) of the cytoplasm in the morphology image. */
   readonly panck: number;
+  /** CD45 stain level (0–1) in the morphology image. */
   readonly cd45: number;
 }
 

@@ -105,8 +105,11 @@ export function defaultChunks(shape: readonly number[], axes: readonly string[],
 
 /** A `RasterSource` reading from an in-memory array; `chunks` is metadata only (default: the whole array). */
 export class MemoryRasterSource implements RasterSource {
+  /** Shape of the array, C order. */
   readonly shape: readonly number[];
+  /** Element type of the array. */
   readonly dtype: DType;
+  /** Chunk (tile) shape reported to readers; the data itself is one contiguous buffer. */
   readonly chunks: readonly number[];
 
   constructor(
