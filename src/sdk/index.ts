@@ -3,3 +3,18 @@
  * @packageDocumentation
  */
 export * from "./data/index.js";
+export { generateDemo, type DemoOptions } from "./demo/generate.js";
+export { ensureDemoDataset, type DemoDataset } from "./demo/ensure.js";
+export { readH5ad } from "./io/anndata/read-h5ad.js";
+export { readAnnDataZarr } from "./io/anndata/read-zarr.js";
+export { writeAnnDataZarr } from "./io/anndata/write.js";
+export * from "./io/checkpoint/app-state.js";
+export { type Checkpoint, openCheckpoint, readFigure, readGeneFromMirror } from "./io/checkpoint/read.js";
+export { type ViewerSidecar, SIDECAR_VERSION } from "./io/checkpoint/sidecar.js";
+export { type FigureFile, type WriteCheckpointOptions, writeCheckpoint, writeCheckpointNamed } from "./io/checkpoint/write.js";
+export { openData, type OpenResult } from "./io/open.js";
+export { readSpatialData } from "./io/spatialdata/read.js";
+export { writeSpatialData } from "./io/spatialdata/write.js";
+export { openStore } from "./io/store/open-store.js";
+export { Rng } from "./math/rng.js";
+export { TESSERA_VERSION } from "./version.js";

@@ -1,2 +1,84 @@
-/** The `tessera` command line. */
-console.log("tessera: commands are being built");
+/**
+ * The `tessera` command line: parses arguments, calls the SDK, prints. No behaviour lives here.
+ *
+ *   tessera inspect PATH [--json] [--field FIELDPATH] [--table NAME]
+ *   tessera convert IN OUT.sdata.zarr.zip
+ *   tessera start            (demo data + inventory until the server exists)
+ */
+import { parseArgs } from "node:util";
+import { convertCommand } from "./convert.js";
+import { inspectCommand } from "./inspect.js";
+import { startCommand } from "./start.js";
+
+const USAGE = `usage:
+  tessera inspect PATH [--json] [--field FIELDPATH] [--table NAME]
+      print the element inventory of any readable input (SpatialData/AnnData zarr or .zarr.zip,
+      .h5ad, OME-Zarr, OME-TIFF, a Tessera checkpoint, or an http(s) URL of one);
+      --json prints it as one JSON object; --field prints one field's values as CSV
+  tessera convert IN OUT.sdata.zarr.zip
+      write any readable input as a Tessera checkpoint
+  tessera start
+      generate the demo dataset into the data dir if it is empty and print its inventory
+`;
+
+/** Run the CLI with `argv` (without node and script); resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "inspect": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: { json: { type: "boolean" }, field: { type: "string" }, table: { type: "string" } },
+        });
+        if (positionals.length !== 1) throw new UsageError("inspect takes exactly one PATH");
+        await inspectCommand(positionals[0]!, values);
+        return 0;
+      }
+      case "convert": {
+        const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+        if (positionals.length !== 2) throw new UsageError("convert takes IN and OUT");
+        await convertCommand(positionals[0]!, positionals[1]!);
+        return 0;
+      }
+      case "start":
+        await startCommand();
+        return 0;
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        process.stdout.write(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`tessera: ${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`tessera ${command}: ${message}\n`);
+    if (process.env.TESSERA_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    return 1;
+  }
+}
+
+/** A mistake in the command line itself (exit code 2, usage printed). */
+class UsageError extends Error {}
+
+// Run when executed as the program (not when imported by a test).
+const invoked = process.argv[1] ?? "";
+if (/(?:^|[\\/])(?:cli\.js|main\.ts|tessera(?:\.js)?)$/.test(invoked)) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`tessera: ${String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -166,6 +166,19 @@ export function sizeOfShape(shape: readonly number[]): number {
   return n;
 }
 
+/**
+ * The shortest decimal that reads back as the same float32, as a JS number: float32 data printed
+ * as float64 would show noise digits (0.6039999723434448 for 0.604).
+ */
+export function shortFloat32(v: number): number {
+  if (!Number.isFinite(v) || v === 0) return v;
+  for (let p = 1; p < 9; p++) {
+    const d = Number(v.toPrecision(p));
+    if (Math.fround(d) === v) return d;
+  }
+  return v;
+}
+
 /** Read element `i` of a typed array as a JS number (int64 converted; exact below 2^53). */
 export function numberAt(a: TypedArray, i: number): number {
   const v = a[i];

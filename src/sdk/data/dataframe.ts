@@ -1,7 +1,7 @@
 /**
  * DataFrame: an ordered set of typed 1-d columns sharing a string index, as AnnData's obs and var.
  */
-import { type Categorical, type DenseArray, type NullableArray, type StringArray, strings } from "./arrays.js";
+import { type Categorical, type DenseArray, type NullableArray, shortFloat32, type StringArray, strings } from "./arrays.js";
 
 /** One column of a frame. A dense column of dtype `bool` is a boolean column. */
 export type Column = DenseArray | StringArray | NullableArray | Categorical;
@@ -95,6 +95,7 @@ export function columnValue(col: Column, i: number): string | number | boolean |
   switch (col.kind) {
     case "dense": {
       const v = col.data[i]!;
+      if (col.dtype === "float32") return shortFloat32(v as number);
       return col.dtype === "bool" ? v !== 0 : v;
     }
     case "string":

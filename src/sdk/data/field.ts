@@ -2,7 +2,7 @@
  * Reading one field (named by a FieldPath) out of a SpatialData object as a small column table:
  * what `tessera inspect --field` prints as CSV, and the base the service's data route serialises.
  */
-import { type DenseArray, numberAt, type SparseMatrix, type StringArray } from "./arrays.js";
+import { type DenseArray, numberAt, shortFloat32, type SparseMatrix, type StringArray } from "./arrays.js";
 import { type Column, columnValue, type DataFrame } from "./dataframe.js";
 import { formatFieldPath, parseFieldPath } from "./fieldpath.js";
 import { loadMatrix, type MatrixSlot } from "./lazy.js";
@@ -61,7 +61,7 @@ function matrixColumns(m: DenseArray | SparseMatrix, prefix: string, index: read
         const b = numberAt(m.indices, k);
         rows.push(m.kind === "csr" ? a : b);
         cols.push(m.kind === "csr" ? b : a);
-        vals.push(numberAt(m.data, k));
+        vals.push(m.dtype === "float32" ? shortFloat32(numberAt(m.data, k)) : numberAt(m.data, k));
       }
     }
     return {
@@ -85,6 +85,7 @@ function matrixColumns(m: DenseArray | SparseMatrix, prefix: string, index: read
       name: width === 1 ? prefix : `${prefix}_${j}`,
       get: (i: number) => {
         const v = m.data[i * width + j]!;
+        if (m.dtype === "float32") return shortFloat32(v as number);
         return m.dtype === "bool" ? v !== 0 : (v as number | bigint);
       },
     })),
@@ -176,7 +177,7 @@ export async function readField(sd: SpatialData, path: string, active?: string):
 function geneGetter(m: DenseArray | SparseMatrix, j: number): (row: number) => FieldValue {
   if (m.kind === "dense") {
     const cols = m.shape[1]!;
-    return (i) => numberAt(m.data, i * cols + j);
+    return m.dtype === "float32" ? (i) => shortFloat32(numberAt(m.data, i * cols + j)) : (i) => numberAt(m.data, i * cols + j);
   }
   const values = new Float64Array(m.shape[0]);
   if (m.kind === "csc") {
@@ -188,7 +189,7 @@ function geneGetter(m: DenseArray | SparseMatrix, j: number): (row: number) => F
       }
     }
   }
-  return (i) => values[i]!;
+  return m.dtype === "float32" ? (i) => shortFloat32(values[i]!) : (i) => values[i]!;
 }
 
 /** Format a field table as CSV (RFC 4180 quoting; header row first). */

@@ -1,0 +1,28 @@
+/** Human-readable rendering of an inventory for the terminal. */
+import type { Inventory } from "../../sdk/data/inventory.js";
+
+/** Render an inventory as indented text. */
+export function formatInventory(path: string, inv: Inventory): string {
+  const out: string[] = [path];
+  const section = (title: string, lines: string[]) => {
+    if (lines.length) out.push(`${title}:`, ...lines.map((l) => `  ${l}`));
+  };
+  section(
+    "tables",
+    inv.tables.flatMap((t) => [
+      `${t.name}: ${t.n_obs} obs × ${t.n_vars} vars${t.has_x ? "" : " (no X)"}${t.region.length ? `, annotates ${t.region.join(", ")}` : ""}`,
+      `  obs: ${t.obs.map((c) => `${c.name} (${c.kind})`).join(", ") || "-"}`,
+      `  var: ${t.var.map((c) => `${c.name} (${c.kind})`).join(", ") || "-"}`,
+      `  obsm: ${t.obsm.map((m) => `${m.name} (${m.n_components})`).join(", ") || "-"}`,
+      `  obsp: ${t.obsp.join(", ") || "-"}   layers: ${t.layers.join(", ") || "-"}   uns: ${t.uns.join(", ") || "-"}`,
+    ]),
+  );
+  const raster = (r: Inventory["images"][number]) =>
+    `${r.name}: ${r.dtype}, ${r.levels.map((l) => `${l.width}×${l.height}`).join(" → ")}${r.channels.length ? `, channels ${r.channels.join(", ")}` : ""}`;
+  section("images", inv.images.map(raster));
+  section("labels", inv.labels.map(raster));
+  section("shapes", inv.shapes.map((s) => `${s.name}: ${s.n} ${s.geometry}`));
+  section("points", inv.points.map((p) => `${p.name}: ${p.n} points, columns ${p.columns.join(", ")}`));
+  out.push(`coordinate systems: ${inv.coordinate_systems.join(", ") || "-"}`);
+  return `${out.join("\n")}\n`;
+}

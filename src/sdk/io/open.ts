@@ -1,0 +1,104 @@
+/**
+ * Opening any input Tessera reads, by looking at what it is: a SpatialData store (folder or zip),
+ * a Tessera checkpoint, an AnnData store (zarr folder/zip, MuData modalities) or `.h5ad`, a standalone
+ * OME-Zarr image, or an OME-TIFF. The result is always a SpatialData object.
+ */
+import { stat } from "node:fs/promises";
+import type { ImageElement } from "../data/elements.js";
+import { makeSpatialData, type SpatialData } from "../data/spatialdata.js";
+import type { Table } from "../data/table.js";
+import { readH5ad } from "./anndata/read-h5ad.js";
+import { readAnnDataZarr } from "./anndata/read-zarr.js";
+import type { AppState } from "./checkpoint/app-state.js";
+import { hasSidecar, openCheckpoint } from "./checkpoint/read.js";
+import { datasetName } from "./checkpoint/write.js";
+import { openOmeZarr } from "./ome/read.js";
+import { isSpatialDataRoot, readSpatialData } from "./spatialdata/read.js";
+import { openStore } from "./store/open-store.js";
+import { readOmeTiff } from "./tiff/read.js";
+import { openZarr } from "./zarr/open.js";
+
+/** What `openData` gives. */
+export interface OpenResult {
+  sdata: SpatialData;
+  warnings: string[];
+  /** The format recognised (`checkpoint`, `spatialdata-zarr`, `anndata-zarr`, `anndata-h5ad`, `mudata-zarr`, `ome-zarr`, `ome-tiff`). */
+  format: string;
+  /** Present when the input is a checkpoint. */
+  appState?: AppState;
+}
+
+const TIFF_RE = /\.(ome\.)?tiff?$|\.companion\.ome$/i;
+
+
+/** Open `location` (a path or an http(s) URL) whatever format it is in. */
+export async function openData(location: string): Promise<OpenResult> {
+  const isUrl = /^https?:\/\//i.test(location);
+  if (!isUrl) {
+    try {
+      await stat(location);
+    } catch {
+      throw new Error(`${location}: no such file or directory`);
+    }
+  }
+  if (/\.h5ad$/i.test(location)) {
+    if (isUrl) throw new Error(`${location}: .h5ad files are read from local paths only`);
+    const { table, warnings } = await readH5ad(location);
+    return { sdata: tableOnly(table, location, "anndata-h5ad"), warnings, format: "anndata-h5ad" };
+  }
+  if (TIFF_RE.test(location)) {
+    if (isUrl) throw new Error(`${location}: OME-TIFF files are read from local paths only`);
+    const image = await readOmeTiff(location);
+    return { sdata: imageOnly({ ...image, name: datasetName(location) }, location, "ome-tiff"), warnings: [], format: "ome-tiff" };
+  }
+
+  const store = await openStore(location);
+  const tree = await openZarr(store);
+  if (await hasSidecar(store)) {
+    const cp = await openCheckpoint(location);
+    return { sdata: cp.sdata, warnings: cp.warnings, format: "checkpoint", appState: cp.appState };
+  }
+  const rootAttrs = await tree.attrs("");
+  const children = await tree.children("");
+  if (rootAttrs["encoding-type"] === "MuData" || (children.includes("mod") && !isSpatialDataRoot(rootAttrs, children))) {
+    const tables: Record<string, Table> = {};
+    const warnings: string[] = [];
+    for (const mod of await tree.children("mod")) {
+      const r = await readAnnDataZarr(tree.store, `mod/${mod}`);
+      tables[mod] = r.table;
+      warnings.push(...r.warnings.map((w) => `mod/${mod}: ${w}`));
+    }
+    return { sdata: makeSpatialData({ tables, source: { path: location, format: "mudata-zarr" } }), warnings, format: "mudata-zarr" };
+  }
+  if (rootAttrs["encoding-type"] === "anndata" || (children.includes("obs") && children.includes("var"))) {
+    const { table, warnings } = await readAnnDataZarr(tree.store, "/");
+    return { sdata: tableOnly(table, location, "anndata-zarr"), warnings, format: "anndata-zarr" };
+  }
+  if (isSpatialDataRoot(rootAttrs, children)) {
+    const { sdata, warnings } = await readSpatialData(store);
+    return { sdata, warnings, format: "spatialdata-zarr" };
+  }
+  const ome = rootAttrs.multiscales || (rootAttrs.ome as Record<string, unknown> | undefined)?.multiscales || rootAttrs["bioformats2raw.layout"];
+  if (ome) {
+    const name = datasetName(location);
+    const contents = await openOmeZarr(tree.store, { name });
+    const images = contents.image ? { [contents.image.name]: contents.image } : {};
+    const labels = { ...contents.labels };
+    return {
+      sdata: makeSpatialData({ images, labels, source: { path: location, format: "ome-zarr" } }),
+      warnings: [],
+      format: "ome-zarr",
+    };
+  }
+  throw new Error(
+    `${location}: not a recognised dataset (looked for SpatialData, AnnData, MuData, OME-Zarr metadata; root has ${children.length ? `groups ${children.join(", ")}` : "no groups"})`,
+  );
+}
+
+function tableOnly(table: Table, location: string, format: string): SpatialData {
+  return makeSpatialData({ tables: { table }, source: { path: location, format } });
+}
+
+function imageOnly(image: ImageElement, location: string, format: string): SpatialData {
+  return makeSpatialData({ images: { [image.name]: image }, source: { path: location, format } });
+}
