@@ -3,7 +3,7 @@
  * v2, format 0.2 on zarr v3): walks the five element groups and hands each element to its reader.
  * Images, labels and big matrices stay lazy; nothing but metadata and small frames is read here.
  */
-import type { SpatialElement } from "../../data/elements.js";
+import type { ImageElement, LabelsElement, SpatialElement } from "../../data/elements.js";
 import { makeSpatialData, type SpatialData } from "../../data/spatialdata.js";
 import { makeTable, type RegionAnnotation, type Table } from "../../data/table.js";
 import { isUnsDict, type UnsValue } from "../../data/uns.js";
@@ -13,7 +13,7 @@ import { readPoints } from "../points/read.js";
 import { readShapes } from "../shapes/read.js";
 import type { ReadableStore } from "../store/types.js";
 import { openZarr, type ZarrTree } from "../zarr/open.js";
-import { storeSizes } from "./sizes.js";
+import { type StoreSizes, storeSizes } from "./sizes.js";
 
 /** What reading a store gives: the object and any warnings (skipped nodes, unknown groups). */
 export interface ReadResult {
@@ -72,10 +72,10 @@ export async function readSpatialData(
         const diskBytes = sizes?.prefix(path) ?? null;
         switch (family) {
           case "images":
-            images[name] = withDisk(await readOmeZarrImage(tree.store, path, name), diskBytes);
+            images[name] = withLevelDisk(withDisk(await readOmeZarrImage(tree.store, path, name), diskBytes), path, sizes);
             break;
           case "labels":
-            labels[name] = withDisk(await readOmeZarrLabels(tree.store, path, name), diskBytes);
+            labels[name] = withLevelDisk(withDisk(await readOmeZarrLabels(tree.store, path, name), diskBytes), path, sizes);
             break;
           case "points":
             points[name] = withDisk(await readPoints(tree.store, path, attrs, name), diskBytes);
@@ -132,6 +132,13 @@ export async function readSpatialData(
 
 function withDisk<T extends SpatialElement>(el: T, diskBytes: number | null): T {
   return diskBytes === null || el.diskBytes != null ? el : { ...el, diskBytes };
+}
+
+/** Fill each pyramid level's bytes on disk (the element's size is the sum of its levels). */
+function withLevelDisk<T extends ImageElement | LabelsElement>(el: T, path: string, sizes: StoreSizes | null): T {
+  if (!sizes) return el;
+  const levels = el.levels.map((l) => (l.diskBytes != null ? l : { ...l, diskBytes: sizes.prefix(`${path}/${l.path}`) ?? 0 }));
+  return { ...el, levels };
 }
 
 /**
