@@ -12,3 +12,4 @@ export * from "./uns.js";
 export * from "./inventory.js";
 export * from "./sizes.js";
 export * from "./field.js";
+export * from "./change.js";
