@@ -1,0 +1,54 @@
+/**
+ * Pool sizing and the watchdog limit from the environment (`TESSERA_COMPUTE_POOL_WORKERS`,
+ * `TESSERA_LONG_RUNNING_S`), with a cgroup-aware CPU count for containers.
+ */
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPUs this process may use: `os.availableParallelism()`, capped by a cgroup CPU quota (v2
+ * `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`) rounded up, at least 1.
+ */
+export function availableCpus(): number {
+  let n = availableParallelism();
+  const v2 = readText("/sys/fs/cgroup/cpu.max");
+  if (v2) {
+    const [quota, period] = v2.split(/\s+/);
+    if (quota && quota !== "max" && Number(period) > 0)
+      n = Math.min(n, Math.ceil(Number(quota) / Number(period)));
+  } else {
+    const quota = Number(readText("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"));
+    const period = Number(readText("/sys/fs/cgroup/cpu/cpu.cfs_period_us"));
+    if (quota > 0 && period > 0) n = Math.min(n, Math.ceil(quota / period));
+  }
+  return Math.max(1, Number.isFinite(n) ? n : 1);
+}
+
+/** A positive number from an environment variable, or `fallback` when unset; throws when malformed. */
+export function envNumber(name: string, fallback: number, opts: { integer?: boolean } = {}): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v <= 0 || (opts.integer && !Number.isInteger(v))) {
+    throw new Error(`${name} must be a positive ${opts.integer ? "integer" : "number"}, got "${raw}"`);
+  }
+  return v;
+}
+
+/** Worker threads of the compute pool: `TESSERA_COMPUTE_POOL_WORKERS`, else the CPU count. */
+export function poolThreadsFromEnv(): number {
+  return envNumber("TESSERA_COMPUTE_POOL_WORKERS", availableCpus(), { integer: true });
+}
+
+/** Seconds a job may run before the watchdog stops it: `TESSERA_LONG_RUNNING_S`, default 120. */
+export function longRunningSFromEnv(): number {
+  return envNumber("TESSERA_LONG_RUNNING_S", 120);
+}
