@@ -1,0 +1,211 @@
+/**
+ * Build time only: generate a plugin folder's `manifest.json` from its TypeScript sources. One
+ * TypeScript program per plugin serves both the reflection over its exports (`findOperations`) and the
+ * JSON Schema of every params type (ts-json-schema-generator); the UI hints come from the params'
+ * TSDoc tags and the name rules of `ui-rules.ts`.
+ */
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import {
+  type CompletedConfig,
+  createFormatter,
+  createParser,
+  createProgram,
+  DEFAULT_CONFIG,
+  SchemaGenerator,
+} from "ts-json-schema-generator";
+import type { Manifest, ManifestFunction, UiField } from "../manifest.js";
+import type { PluginDescriptor, PluginModule } from "../plugin.js";
+import { decideUi, deref, type SchemaNode, type UiTags } from "../ui-rules.js";
+import { findOperations, type ModuleSource, stripLinks } from "./reflect.js";
+
+/** The UI tags the generator copies onto properties (`extraTags`), then removed from the schema. */
+const UI_TAGS = ["widget", "boundTo", "pathKind", "tooltip"] as const;
+
+/** The repository's tsconfig (compiler options for every plugin program). */
+const DEFAULT_TSCONFIG = fileURLToPath(new URL("../../../tsconfig.json", import.meta.url));
+
+/** Options of `buildManifest`. */
+export interface BuildOptions {
+  /** tsconfig whose compiler options the program uses (default: the repository's). */
+  tsconfig?: string;
+}
+
+/** Load the descriptor exported as `plugin` by `<dir>/plugin.ts`. */
+export async function loadDescriptor(dir: string): Promise<PluginDescriptor> {
+  const file = join(dir, "plugin.ts");
+  if (!existsSync(file))
+    throw new Error(`${dir}: no plugin.ts (a plugin folder exports its descriptor as \`plugin\` there)`);
+  const mod = (await import(pathToFileURL(file).href)) as { plugin?: PluginDescriptor };
+  const d = mod.plugin;
+  if (!d || typeof d.name !== "string" || typeof d.version !== "string" || !Array.isArray(d.modules)) {
+    throw new Error(`${file}: export \`plugin\` must be a descriptor {name, version, namespace, modules}`);
+  }
+  return d;
+}
+
+/** Source file and manifest path of a module path as the descriptor writes it (`./pp.js`). */
+function moduleSource(dir: string, entry: string | PluginModule, fallbackNs: string): ModuleSource {
+  const path = typeof entry === "string" ? entry : entry.path;
+  const rel = path.startsWith("./") ? path : `./${path}`;
+  const manifestPath = rel.replace(/\.ts$/, ".js").replace(/\.mts$/, ".mjs");
+  const file = resolve(dir, manifestPath.replace(/\.js$/, ".ts").replace(/\.mjs$/, ".mts"));
+  if (!existsSync(file)) throw new Error(`${dir}: module ${path} listed in plugin.ts has no source ${file}`);
+  return {
+    file,
+    manifestPath,
+    namespace: (typeof entry === "string" ? undefined : entry.namespace) ?? fallbackNs,
+  };
+}
+
+type Json = Record<string, unknown>;
+
+/** Remove the UI tags from a schema tree and `{@link}` markup from its descriptions (in place). */
+function cleanSchema(node: unknown): void {
+  if (Array.isArray(node)) {
+    node.forEach(cleanSchema);
+    return;
+  }
+  if (!node || typeof node !== "object") return;
+  const o = node as Json;
+  for (const t of UI_TAGS) delete o[t];
+  if (typeof o.description === "string") o.description = stripLinks(o.description);
+  for (const v of Object.values(o)) cleanSchema(v);
+}
+
+/** Build the manifest of the plugin folder `dir` (nothing is written). */
+export async function buildManifest(dir: string, opts: BuildOptions = {}): Promise<Manifest> {
+  const absDir = resolve(dir);
+  const descriptor = await loadDescriptor(absDir);
+  const modules = descriptor.modules.map((m) => moduleSource(absDir, m, descriptor.namespace));
+  const config: CompletedConfig = {
+    ...DEFAULT_CONFIG,
+    // Every .ts of the folder: params types may live beside the operations.
+    path: join(absDir, "*.ts"),
+    tsconfig: opts.tsconfig ?? DEFAULT_TSCONFIG,
+    type: "*",
+    extraTags: [...UI_TAGS],
+    skipTypeCheck: true,
+    topRef: false,
+    jsDoc: "extended",
+    additionalProperties: false,
+    functions: "hide",
+  };
+  const program = createProgram(config);
+  const generator = new SchemaGenerator(
+    program,
+    createParser(program, config),
+    createFormatter(config),
+    config,
+  );
+
+  const functions: ManifestFunction[] = [];
+  const seen = new Map<string, string>();
+  for (const mod of modules) {
+    for (const op of findOperations(program, mod)) {
+      const key = `${op.namespace}.${op.function}`;
+      if (seen.has(key)) throw new Error(`${op.where}: ${key} is also exported by ${seen.get(key)}`);
+      seen.set(key, op.where);
+      let schema: Json;
+      try {
+        schema = generator.createSchema(op.paramsType) as Json;
+      } catch (err) {
+        throw new Error(
+          `${op.where}: cannot generate the JSON Schema of ${op.paramsType}: ${(err as Error).message}`,
+        );
+      }
+      const { json_schema, ui_schema } = finishSchema(schema, op.unsupported, op.where);
+      functions.push({
+        namespace: op.namespace,
+        function: op.function,
+        effect_class: op.effect_class,
+        summary: op.summary,
+        json_schema,
+        ui_schema,
+        partially_supported: op.unsupported.length > 0,
+        unsupported_params: op.unsupported,
+        module: op.module,
+        export: op.export,
+      });
+    }
+  }
+  return { library: { name: descriptor.name, version: descriptor.version }, functions };
+}
+
+/** Split the generator's output into the clean draft-07 schema and the ui_schema. */
+function finishSchema(
+  schema: Json,
+  unsupported: readonly string[],
+  where: string,
+): { json_schema: Json; ui_schema: Record<string, UiField> } {
+  const props = (schema.properties ?? {}) as Record<string, SchemaNode>;
+  for (const name of unsupported) delete props[name];
+  if (Array.isArray(schema.required)) {
+    schema.required = (schema.required as string[]).filter((r) => !unsupported.includes(r));
+    if ((schema.required as string[]).length === 0) delete schema.required;
+  }
+  const names = Object.keys(props);
+  const ui_schema: Record<string, UiField> = {};
+  for (const name of names) {
+    const raw = props[name]!;
+    const tags: UiTags = {};
+    for (const t of UI_TAGS) if (typeof raw[t] === "string") tags[t] = raw[t] as string;
+    try {
+      ui_schema[name] = decideUi(name, deref(raw, schema as SchemaNode), tags, names).field;
+    } catch (err) {
+      throw new Error(`${where}: ${(err as Error).message}`);
+    }
+  }
+  cleanSchema(schema);
+  pruneDefinitions(schema);
+  if (!schema.type) schema.type = "object";
+  return { json_schema: schema, ui_schema };
+}
+
+/** Drop definitions no longer reachable from the properties (those only unsupported params used). */
+function pruneDefinitions(schema: Json): void {
+  const defs = (schema.definitions ?? {}) as Record<string, unknown>;
+  const keep = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      node.forEach(visit);
+      return;
+    }
+    if (!node || typeof node !== "object") return;
+    for (const [k, v] of Object.entries(node as Json)) {
+      if (k === "definitions") continue;
+      const m = k === "$ref" && typeof v === "string" ? /^#\/definitions\/(.+)$/.exec(v) : null;
+      if (m) {
+        const name = decodeURIComponent(m[1]!);
+        if (!keep.has(name)) {
+          keep.add(name);
+          visit(defs[name]);
+        }
+      } else visit(v);
+    }
+  };
+  visit(schema);
+  for (const name of Object.keys(defs)) if (!keep.has(name)) delete defs[name];
+  if (Object.keys(defs).length === 0) delete schema.definitions;
+}
+
+/** The manifest as written to disk: 2-space JSON with a final newline (stable bytes for the drift test). */
+export function manifestText(m: Manifest): string {
+  return `${JSON.stringify(m, null, 2)}\n`;
+}
+
+/** Build and write `<dir>/manifest.json`; returns its path. */
+export async function writeManifest(dir: string, opts: BuildOptions = {}): Promise<string> {
+  const out = join(resolve(dir), "manifest.json");
+  writeFileSync(out, manifestText(await buildManifest(dir, opts)));
+  return out;
+}
+
+/** The plugin folders under `root` (those with a `plugin.ts`), sorted by name. */
+export function pluginFolders(root: string): string[] {
+  return readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(root, e.name, "plugin.ts")))
+    .map((e) => join(root, e.name))
+    .sort();
+}

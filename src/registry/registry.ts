@@ -1,0 +1,196 @@
+/**
+ * The function registry: the operations of the configured plugins, read from their manifests at
+ * startup (no TypeScript compiler at run time). It lists them (`GET /api/functions`), validates
+ * params against their JSON Schemas, reports library versions and the UI coverage, and imports an
+ * operation's module on demand.
+ */
+import { readFile } from "node:fs/promises";
+import type { EffectClass, Operation } from "../sdk/jobs/operation.js";
+import { TESSERA_VERSION } from "../sdk/version.js";
+import { type CoverageReport, coverageOf } from "./coverage.js";
+import { locatePlugin, moduleUrl } from "./locate.js";
+import { checkManifest, type UiField } from "./manifest.js";
+import { isNamespace } from "./plugin.js";
+import { ParamsValidator } from "./validate.js";
+
+/** One registered operation: what `GET /api/functions` lists, plus where its code is. */
+export interface FunctionEntry {
+  /** `<namespace>.<function>`, e.g. `sc.pp.normalize_total`, `custom.rename_obs_column`. */
+  key: string;
+  namespace: string;
+  function: string;
+  effect_class: EffectClass;
+  summary: string;
+  /** JSON Schema draft-07 of the params (no injected args). */
+  json_schema: object;
+  ui_schema: Record<string, UiField>;
+  partially_supported: boolean;
+  unsupported_params: string[];
+  /** Plugin (library) name, a key of `library_versions`. */
+  library: string;
+  /** Absolute file: URL of the module exporting the function. */
+  module: string;
+  /** Export name in that module. */
+  export: string;
+}
+
+/** An entry as the API lists it (without where the code is). */
+export type PublicEntry = Omit<FunctionEntry, "module" | "export" | "library">;
+
+/** Options of `Registry.load`. */
+export interface RegistryOptions {
+  /**
+   * Plugins to load: built-in names (`tessera`, `testkit`) or plugin folder paths. Default: the
+   * comma-separated `TESSERA_PLUGINS`, else `["tessera"]`.
+   */
+  plugins?: string[];
+}
+
+/** The plugins configured by `TESSERA_PLUGINS` (comma-separated), or the built-in default. */
+export function configuredPlugins(env: NodeJS.ProcessEnv = process.env): string[] {
+  const list = (env.TESSERA_PLUGINS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return list.length ? list : ["tessera"];
+}
+
+/** The registry of operations. */
+export class Registry {
+  /** Plugin name → version, plus `tessera` (the engine's own version). */
+  readonly libraryVersions: Record<string, string>;
+  private readonly entries: Map<string, FunctionEntry>;
+  private readonly validator = new ParamsValidator();
+  private readonly modules = new Map<string, Promise<Record<string, unknown>>>();
+
+  private constructor(entries: FunctionEntry[], libraryVersions: Record<string, string>) {
+    this.entries = new Map(entries.map((e) => [e.key, e]));
+    this.libraryVersions = libraryVersions;
+  }
+
+  /** Read the manifests of the configured plugins. Throws naming the plugin and file on any problem. */
+  static async load(opts: RegistryOptions = {}): Promise<Registry> {
+    const specs = [...new Set(opts.plugins ?? configuredPlugins())];
+    const loaded = await Promise.all(
+      specs.map(async (spec) => {
+        const loc = locatePlugin(spec);
+        let text: string;
+        try {
+          text = await readFile(loc.manifest, "utf8");
+        } catch {
+          throw new Error(`plugin "${spec}": no manifest at ${loc.manifest} (run \`npm run manifests\`)`);
+        }
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch (err) {
+          throw new Error(`${loc.manifest}: not valid JSON: ${(err as Error).message}`);
+        }
+        return { loc, manifest: checkManifest(json, loc.manifest) };
+      }),
+    );
+    const versions: Record<string, string> = { tessera: TESSERA_VERSION };
+    const entries: FunctionEntry[] = [];
+    const owner = new Map<string, string>();
+    const urls = new Map<string, string>();
+    for (const { loc, manifest } of loaded) {
+      const lib = manifest.library.name;
+      if (owner.has(`lib:${lib}`) && lib !== "tessera")
+        throw new Error(`plugin "${loc.spec}": library "${lib}" is loaded twice`);
+      owner.set(`lib:${lib}`, loc.spec);
+      versions[lib] = manifest.library.version;
+      for (const f of manifest.functions) {
+        const key = `${f.namespace}.${f.function}`;
+        if (!isNamespace(f.namespace))
+          throw new Error(`${loc.manifest}: ${key}: unknown namespace "${f.namespace}"`);
+        const other = owner.get(key);
+        if (other)
+          throw new Error(`function ${key} is defined by both plugin "${other}" and plugin "${loc.spec}"`);
+        owner.set(key, loc.spec);
+        const urlKey = `${loc.moduleDir}\0${f.module}`;
+        let url = urls.get(urlKey);
+        if (!url) {
+          url = moduleUrl(loc.moduleDir, f.module);
+          urls.set(urlKey, url);
+        }
+        entries.push({
+          key,
+          namespace: f.namespace,
+          function: f.function,
+          effect_class: f.effect_class,
+          summary: f.summary,
+          json_schema: f.json_schema,
+          ui_schema: f.ui_schema,
+          partially_supported: f.partially_supported,
+          unsupported_params: f.unsupported_params,
+          library: lib,
+          module: url,
+          export: f.export,
+        });
+      }
+    }
+    entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return new Registry(entries, versions);
+  }
+
+  /** Every entry, sorted by key. */
+  list(): FunctionEntry[] {
+    return [...this.entries.values()];
+  }
+
+  /** The entry of `key`, or undefined. */
+  get(key: string): FunctionEntry | undefined {
+    return this.entries.get(key);
+  }
+
+  /** The entry of `key`, or an `unknown function <key>` error. */
+  require(key: string): FunctionEntry {
+    const e = this.entries.get(key);
+    if (!e) throw new Error(`unknown function ${key}`);
+    return e;
+  }
+
+  /**
+   * Validate `params` of function `key`: returns a copy with defaults filled, or throws a
+   * `ParamsError` naming the field and the rule (`params.n_neighbors: must be >= 1`).
+   */
+  validate(key: string, params: unknown): Record<string, unknown> {
+    const e = this.require(key);
+    return this.validator.validate(key, e.json_schema, params, e.unsupported_params);
+  }
+
+  /** The registry as `GET /api/functions` returns it. */
+  envelope(): { functions: PublicEntry[]; library_versions: Record<string, string> } {
+    return {
+      functions: this.list().map(({ module: _m, export: _e, library: _l, ...pub }) => pub),
+      library_versions: { ...this.libraryVersions },
+    };
+  }
+
+  /** The param terms no widget rule matched, ranked by how many functions use them. */
+  coverage(): CoverageReport {
+    return coverageOf(this.list());
+  }
+
+  /** Import the module of `key` and return its operation function. */
+  // biome-ignore lint/suspicious/useAdjacentOverloadSignatures: the static load (read manifests) and this one (import a module) are different methods named by the engine contract.
+  async load(key: string): Promise<Operation> {
+    const e = this.require(key);
+    let mod = this.modules.get(e.module);
+    if (!mod) {
+      mod = import(e.module) as Promise<Record<string, unknown>>;
+      this.modules.set(e.module, mod);
+      mod.catch(() => this.modules.delete(e.module));
+    }
+    let m: Record<string, unknown>;
+    try {
+      m = await mod;
+    } catch (err) {
+      throw new Error(`${key}: cannot import ${e.module}: ${(err as Error).message}`);
+    }
+    const fn = m[e.export];
+    if (typeof fn !== "function")
+      throw new Error(`${key}: ${e.module} has no exported function "${e.export}"`);
+    return fn as Operation;
+  }
+}
