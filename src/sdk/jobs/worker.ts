@@ -23,20 +23,23 @@ import {
 } from "./task.js";
 import { packResult, restoreInWorker } from "./transfer.js";
 
+/** The real `aborted` getter (the instance's own one is shadowed below). */
+const ABORTED = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted")!.get!;
+
 /** An AbortSignal that also reports aborted as soon as the shared flag is set. */
 function cooperativeSignal(flag: Int32Array, controller: AbortController): AbortSignal {
   const signal = controller.signal;
   const check = () => {
-    if (!controller.signal.aborted && Atomics.load(flag, ABORT_INDEX) !== 0) {
+    if (!ABORTED.call(signal) && Atomics.load(flag, ABORT_INDEX) !== 0) {
       controller.abort(new DOMException("job cancelled", "AbortError"));
     }
   };
-  // Shadow the prototype getters on this instance: synchronous code polling `aborted` or calling
+  // Shadow the prototype's members on this instance: synchronous code polling `aborted` or calling
   // `throwIfAborted()` sees the flag without an event-loop turn.
   Object.defineProperty(signal, "aborted", {
     get() {
       check();
-      return Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted")!.get!.call(signal) as boolean;
+      return ABORTED.call(signal) as boolean;
     },
   });
   Object.defineProperty(signal, "throwIfAborted", {
@@ -60,7 +63,7 @@ export default async function runTask(env: TaskEnvelope): Promise<unknown> {
   const controller = new AbortController();
   const signal = cooperativeSignal(abortFlag, controller);
   const onControl = (m: ControlMessage) => {
-    if (m?.type === "abort" && !controller.signal.aborted) {
+    if (m?.type === "abort" && !ABORTED.call(signal)) {
       controller.abort(new DOMException(m.reason || "job cancelled", "AbortError"));
     }
   };
