@@ -6,6 +6,7 @@ export default defineConfig({
   entry: {
     "sdk/index": "src/sdk/index.ts",
     "cli": "src/adapters/cli/main.ts",
+    "jobs/worker": "src/sdk/jobs/worker.ts",
   },
   format: ["esm"],
   target: "node20",
