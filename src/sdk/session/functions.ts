@@ -1,0 +1,91 @@
+/**
+ * The functions a session can run: the registry's, plus the built-in reader for any key the registry
+ * lacks (today `read.read_data`). Lookup, validation (defaults filled, errors naming the field) and
+ * loading go through here so the rest of the session never special-cases the built-ins.
+ */
+import { Ajv, type ValidateFunction } from "ajv";
+import type { Operation } from "../jobs/operation.js";
+import { BUILTIN_LIBRARY, READ_DATA_ENTRY, read_data } from "./builtin-readers.js";
+import { BadRequestError, NotFoundError } from "./errors.js";
+import type { EngineFunction, EngineRegistry } from "./types.js";
+
+interface Builtin {
+  entry: EngineFunction;
+  op: Operation;
+  validate: ValidateFunction;
+}
+
+let ajv: Ajv | null = null;
+
+function builtins(): Map<string, Builtin> {
+  ajv ??= new Ajv({ useDefaults: true, allErrors: true, strict: false });
+  const a = ajv;
+  return new Map([
+    [
+      READ_DATA_ENTRY.key,
+      {
+        entry: READ_DATA_ENTRY,
+        op: read_data as unknown as Operation,
+        validate: a.compile(READ_DATA_ENTRY.json_schema),
+      },
+    ],
+  ]);
+}
+
+/** The registry with the built-in fallbacks (see the module comment). */
+export class SessionFunctions {
+  private readonly registry: EngineRegistry;
+  private readonly fallbacks: Map<string, Builtin>;
+
+  constructor(registry: EngineRegistry) {
+    this.registry = registry;
+    this.fallbacks = builtins();
+  }
+
+  /** Library versions of the registry plus the built-ins. */
+  get libraryVersions(): Record<string, string> {
+    return { ...this.registry.libraryVersions };
+  }
+
+  /** The entry of `key`, or undefined. */
+  get(key: string): EngineFunction | undefined {
+    return this.registry.get(key) ?? this.fallbacks.get(key)?.entry;
+  }
+
+  /** The entry of `key`, or a NotFoundError (`unknown function <key>`). */
+  require(key: string): EngineFunction {
+    const e = this.get(key);
+    if (!e) throw new NotFoundError(`unknown function ${key}`);
+    return e;
+  }
+
+  /** Validate `params` for `key`: a copy with defaults filled, or the registry's error naming the field. */
+  validate(key: string, params: unknown): Record<string, unknown> {
+    if (this.registry.get(key)) return this.registry.validate(key, params);
+    const b = this.fallbacks.get(key);
+    if (!b) throw new NotFoundError(`unknown function ${key}`);
+    const copy = structuredClone(params ?? {}) as Record<string, unknown>;
+    if (!b.validate(copy)) {
+      const e = b.validate.errors?.[0];
+      const field = e?.instancePath
+        ? e.instancePath.slice(1).replace(/\//g, ".")
+        : ((e?.params as { missingProperty?: string })?.missingProperty ?? "");
+      throw new BadRequestError(`${key}: params${field ? `.${field}` : ""} ${e?.message ?? "is invalid"}`);
+    }
+    return copy;
+  }
+
+  /** The operation function of `key`. */
+  async load(key: string): Promise<Operation> {
+    if (this.registry.get(key)) return this.registry.load(key);
+    const b = this.fallbacks.get(key);
+    if (!b) throw new NotFoundError(`unknown function ${key}`);
+    return b.op;
+  }
+
+  /** The library version recorded for `entry`. */
+  versionsFor(entry: EngineFunction): Record<string, string> {
+    const v = this.registry.libraryVersions[entry.library];
+    return { [entry.library]: v ?? (this.fallbacks.has(entry.key) ? BUILTIN_LIBRARY.version : "unknown") };
+  }
+}

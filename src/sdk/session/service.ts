@@ -1,0 +1,154 @@
+/**
+ * Service: the session store. It owns the configuration, the function registry, the worker pool,
+ * the event bus and the recipe catalog, and holds up to `TESSERA_MAX_SESSIONS` sessions. The HTTP
+ * server, the MCP endpoint, the CLI and scripts all drive the engine through one of these.
+ */
+import { mkdir } from "node:fs/promises";
+import { Registry } from "../../registry/registry.js";
+import { EventBus } from "../events/bus.js";
+import { WorkerPool } from "../jobs/pool.js";
+import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
+import { type Env, readConfig, type ServiceConfig } from "./config.js";
+import { BadRequestError, LimitError, NotFoundError } from "./errors.js";
+import { SessionFunctions } from "./functions.js";
+import { Session } from "./session.js";
+import type { CreateSessionRequest, SessionSummary } from "./types.js";
+
+/** Options of `Service.start`; anything not given comes from the environment. */
+export interface ServiceOptions {
+  /** Environment to read the configuration from (default `process.env`). */
+  env?: Env;
+  /** Overrides of individual settings (applied after the environment). */
+  config?: Partial<ServiceConfig>;
+  /** Plugins for the registry (default: the configuration's, else the registry's default). */
+  plugins?: string[];
+  /** Use this registry instead of loading one. */
+  registry?: Registry;
+  /** Use this pool instead of starting one (it is then not destroyed by `close`). */
+  pool?: WorkerPool;
+  /** Use this event bus instead of a new one. */
+  bus?: EventBus;
+}
+
+/** The session store (see the module comment). */
+export class Service {
+  readonly config: ServiceConfig;
+  readonly registry: Registry;
+  readonly pool: WorkerPool;
+  readonly bus: EventBus;
+  /** The registry plus the built-in readers. */
+  readonly functions: SessionFunctions;
+  /** Recipes discovered in `config.recipesDir` at startup. */
+  readonly recipes: RecipeCatalog;
+  private readonly sessionMap = new Map<string, Session>();
+  private readonly ownsPool: boolean;
+  private creating = 0;
+  private closed = false;
+
+  private constructor(
+    config: ServiceConfig,
+    registry: Registry,
+    pool: WorkerPool,
+    bus: EventBus,
+    recipes: RecipeCatalog,
+    ownsPool: boolean,
+  ) {
+    this.config = config;
+    this.registry = registry;
+    this.pool = pool;
+    this.bus = bus;
+    this.functions = new SessionFunctions(registry);
+    this.recipes = recipes;
+    this.ownsPool = ownsPool;
+  }
+
+  /**
+   * Start a service: read the configuration, create the data dir, load the registry, start the
+   * worker pool and discover the recipes (broken recipe files are reported on stderr, not fatal).
+   */
+  static async start(opts: ServiceOptions = {}): Promise<Service> {
+    const config: ServiceConfig = { ...readConfig(opts.env ?? process.env), ...opts.config };
+    await mkdir(config.dataDir, { recursive: true });
+    const registry =
+      opts.registry ??
+      (await Registry.load(
+        (opts.plugins ?? config.plugins) ? { plugins: opts.plugins ?? config.plugins ?? [] } : {},
+      ));
+    const functions = new SessionFunctions(registry);
+    const recipes = await discoverRecipes(config.recipesDir, functions);
+    for (const p of recipes.problems) process.stderr.write(`tessera: recipe skipped: ${p.message}\n`);
+    const pool =
+      opts.pool ?? new WorkerPool({ threads: config.computePoolWorkers, longRunningS: config.longRunningS });
+    return new Service(config, registry, pool, opts.bus ?? new EventBus(), recipes, !opts.pool);
+  }
+
+  /**
+   * Create a session (`POST /api/sessions`). Paths are checked first (a `PathError` rejects the
+   * call); the session comes back at once with status `loading` and loads as its first job.
+   * Refused with a `LimitError` when `TESSERA_MAX_SESSIONS` sessions are open.
+   */
+  async createSession(req: CreateSessionRequest): Promise<Session> {
+    if (this.closed) throw new BadRequestError("the service is shut down");
+    if (this.sessionMap.size + this.creating >= this.config.maxSessions) {
+      throw new LimitError(
+        `at most ${this.config.maxSessions} sessions may be open (TESSERA_MAX_SESSIONS); close one first`,
+      );
+    }
+    this.creating++;
+    try {
+      const s = await Session.create(
+        { functions: this.functions, pool: this.pool, bus: this.bus, config: this.config },
+        {
+          source: req.source,
+          ...(req.name ? { name: req.name } : {}),
+          ...(req.load_id ? { loadId: req.load_id } : {}),
+        },
+      );
+      this.sessionMap.set(s.id, s);
+      return s;
+    } finally {
+      this.creating--;
+    }
+  }
+
+  /** The session `id`, or a NotFoundError. */
+  session(id: string): Session {
+    const s = this.sessionMap.get(id);
+    if (!s) throw new NotFoundError(`no session "${id}"`);
+    return s;
+  }
+
+  /** Every open session. */
+  sessions(): Session[] {
+    return [...this.sessionMap.values()];
+  }
+
+  /** Summaries of every open session (`GET /api/sessions`). */
+  list(): SessionSummary[] {
+    return this.sessions().map((s) => s.summary());
+  }
+
+  /**
+   * Close and remove a session (`DELETE /api/sessions/{id}`), saving it first when `save` is set.
+   * Emits `session.removed` with reason `closed`.
+   */
+  async deleteSession(id: string, opts: { save?: boolean } = {}): Promise<void> {
+    const s = this.session(id);
+    if (opts.save && s.status === "ready") {
+      const out = await (await s.save()).done;
+      if (out.status !== "completed")
+        throw new Error(`session ${id}: save before closing failed: ${out.error}`);
+    }
+    this.sessionMap.delete(id);
+    await s.close();
+    this.bus.emit("session.removed", { session_id: id, reason: "closed" });
+  }
+
+  /** Close every session and stop the worker pool (when the service started it). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const id of [...this.sessionMap.keys()]) await this.deleteSession(id);
+    if (this.ownsPool) await this.pool.destroy();
+  }
+}

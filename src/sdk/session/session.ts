@@ -1,0 +1,1041 @@
+/**
+ * Session: one in-memory SpatialData object, its app state (history, pending steps, plots, displays),
+ * its data versions and its FIFO job queue. Every transition of the spec's state table happens here
+ * and emits its event.
+ *
+ * Reads (`data`, `field`, `state`) always see the last committed object: a job runs in the worker
+ * pool on the committed object (shared zero-copy), and its result is committed in one synchronous
+ * step (`applyChange`, the version bumps, the history update and plot invalidation), so there is no
+ * moment at which a half-applied change is visible. A failed, crashed or cancelled job commits
+ * nothing.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { applyChange, type Change } from "../data/change.js";
+import { type FieldTable, readField } from "../data/field.js";
+import { elementBytes, tableBytes, toMb } from "../data/sizes.js";
+import { ELEMENT_KINDS, makeSpatialData, type SpatialData } from "../data/spatialdata.js";
+import {
+  type AppState,
+  type DisplaySpec,
+  emptyAppState,
+  type PlotEntry,
+} from "../io/checkpoint/app-state.js";
+import { type Checkpoint, hasSidecar, openCheckpoint, readFigure } from "../io/checkpoint/read.js";
+import { validateAppState } from "../io/checkpoint/validate.js";
+import {
+  datasetName,
+  type FigureFile,
+  writeCheckpoint,
+  writeCheckpointNamed,
+} from "../io/checkpoint/write.js";
+import { openData } from "../io/open.js";
+import { openStore } from "../io/store/open-store.js";
+import type { WrittenZip } from "../io/store/zip-writer.js";
+import type { OpContext, PlotResult } from "../jobs/operation.js";
+import { SerialQueue } from "../jobs/queue.js";
+import { Rng } from "../math/rng.js";
+import { type ExportRecipeOptions, exportRecipe } from "../recipes/export.js";
+import { type Recipe, stepKey } from "../recipes/model.js";
+import { type PreflightResult, preflight } from "../recipes/preflight.js";
+import {
+  type RecipeValues,
+  substituteSteps,
+  unknownValues,
+  unresolvedParams,
+} from "../recipes/substitute.js";
+import {
+  addEntry,
+  type Descriptor,
+  deletePending,
+  entryDescriptor,
+  findEntry,
+  invalidatePlots,
+  pendingIds,
+  putDisplay,
+  removePlot,
+  requireEntry,
+  settleLoadedState,
+  transition,
+  updatePendingParams,
+} from "./app-state-machine.js";
+import { BadRequestError, NotFoundError, StateError, TesseraError } from "./errors.js";
+import { defaultActiveTable, describeFields } from "./fields.js";
+import type { SessionFunctions } from "./functions.js";
+import { containParams, containPath } from "./paths.js";
+import { resolveSaveTarget, type SaveTarget } from "./save.js";
+import type {
+  EngineBus,
+  EngineFunction,
+  EnginePool,
+  JobKind,
+  JobOutcome,
+  JobStatus,
+  JobTicket,
+  QueueItem,
+  SaveOptions,
+  SessionSource,
+  SessionState,
+  SessionStatus,
+  SessionSummary,
+} from "./types.js";
+import { bumpVersions, type DataVersions } from "./versions.js";
+
+/** What a session is given by its service. */
+export interface SessionDeps {
+  readonly functions: SessionFunctions;
+  readonly pool: EnginePool;
+  readonly bus: EngineBus;
+  /** Data dir (absolute), thread budget per job, and the working folder for save staging. */
+  readonly config: { readonly dataDir: string; readonly nThreads: number; readonly workDir: string };
+}
+
+/** Options of `Session.create`. */
+export interface SessionInit {
+  readonly source: SessionSource;
+  readonly name?: string;
+  readonly loadId?: string;
+  readonly parentId?: string | null;
+}
+
+/** The figure bytes of a drawn plot. */
+interface FigureSet {
+  svg?: Uint8Array;
+  png?: Uint8Array;
+  pdf?: Uint8Array;
+}
+
+/** A job's bookkeeping. */
+interface JobRecord {
+  readonly id: string;
+  readonly kind: JobKind;
+  readonly descriptor: Descriptor | null;
+  /** History entry or plot this job drives (`id` itself, or the plot of a redraw). */
+  readonly entryId: string | null;
+  /** A redraw of a plot that had been drawn before. */
+  readonly redraw: boolean;
+  status: JobStatus;
+  log: string[];
+  error?: string;
+  readonly done: Promise<JobOutcome>;
+  settle(outcome: JobOutcome): void;
+}
+
+/** A recipe run's answer. */
+export interface RecipeRun {
+  /** Tickets of the steps queued (mode `run`), in order. */
+  tickets: JobTicket[];
+  /** Ids of the steps staged (mode `stage`), in order. */
+  staged: string[];
+}
+
+const now = () => new Date().toISOString();
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function isPlotResult(v: unknown): v is PlotResult {
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    (v as PlotResult).kind === "plot" &&
+    typeof (v as PlotResult).svg === "string"
+  );
+}
+
+function isSpatialData(v: unknown): v is SpatialData {
+  return typeof v === "object" && v !== null && (v as SpatialData).kind === "spatialdata";
+}
+
+/** The seed of a job: the params' `random_state` or `seed` when an integer, else 0. */
+function seedOf(params: Record<string, unknown>): number {
+  for (const k of ["random_state", "seed"]) {
+    const v = params[k];
+    if (typeof v === "number" && Number.isInteger(v)) return v;
+  }
+  return 0;
+}
+
+/** Every element of an object as field paths (what a whole replacement touches). */
+function elementPaths(sd: SpatialData): string[] {
+  return ELEMENT_KINDS.flatMap((k) => Object.keys(sd[k]).map((n) => `${k}:${n}`));
+}
+
+/** A session (see the module comment). Create with `Session.create` (through `Service`). */
+export class Session {
+  /** Session id (uuid). */
+  readonly id: string;
+  /** When the session was created (ISO 8601). */
+  readonly createdAt: string;
+  /** Id of the session this one was subset from. */
+  readonly parentId: string | null;
+  /** Where the data came from. */
+  readonly source: SessionSource;
+  /** Resolves when the load ends, whatever its outcome (see `status`). */
+  readonly ready: Promise<void>;
+
+  private readonly deps: SessionDeps;
+  private readonly queue: SerialQueue;
+  private readonly jobs = new Map<string, JobRecord>();
+  private readonly figureBytes = new Map<string, FigureSet>();
+  private sessionName: string;
+  /** Whether the creator named the session (a checkpoint's recorded name then does not replace it). */
+  private readonly explicitName: boolean;
+  private sessionStatus: SessionStatus = "loading";
+  private errorMessage: string | null = null;
+  private committed: SpatialData = makeSpatialData();
+  private app: AppState = emptyAppState();
+  private versions: DataVersions = {};
+  private active: string | null = null;
+  private checkpoint: Checkpoint | null = null;
+  private isSaved = false;
+  private storePath: string | null = null;
+  private closed = false;
+
+  private constructor(deps: SessionDeps, init: SessionInit, id: string) {
+    this.deps = deps;
+    this.id = id;
+    this.createdAt = now();
+    this.parentId = init.parentId ?? null;
+    this.source = init.source;
+    this.explicitName = Boolean(init.name?.trim());
+    this.sessionName =
+      init.name?.trim() ||
+      (init.source.kind === "load"
+        ? datasetName(init.source.path)
+        : datasetName(String(init.source.params.path ?? init.source.function)));
+    this.queue = new SerialQueue({
+      onError: (jobId, err) => console.error(`tessera session ${this.id}: job ${jobId}:`, err),
+    });
+    let resolveReady!: () => void;
+    this.ready = new Promise((r) => {
+      resolveReady = r;
+    });
+    this.readyResolve = resolveReady;
+  }
+
+  private readonly readyResolve: () => void;
+
+  /**
+   * Create a session from `init.source` and start loading it as its first job. Paths are checked
+   * against the data dir first (a `PathError` rejects the call, no session is made); the session
+   * comes back at once with status `loading`; `ready` resolves when the load ends.
+   */
+  static async create(deps: SessionDeps, init: SessionInit, id: string = randomUUID()): Promise<Session> {
+    const src = init.source;
+    let loadPath: string | null = null;
+    let reader: {
+      entry: EngineFunction;
+      params: Record<string, unknown>;
+      opParams: Record<string, unknown>;
+    } | null = null;
+    if (src?.kind === "load") {
+      loadPath = await containPath(deps.config.dataDir, src.path, "path");
+    } else if (src?.kind === "read") {
+      if (src.namespace !== "read" && src.namespace !== "io") {
+        throw new BadRequestError(
+          `source.namespace must be "read" or "io", got ${JSON.stringify(src.namespace)}`,
+        );
+      }
+      const key = `${src.namespace}.${src.function}`;
+      const entry = deps.functions.require(key);
+      if (entry.effect_class !== "read")
+        throw new BadRequestError(`${key} is not a reader (effect class ${entry.effect_class})`);
+      const params = deps.functions.validate(key, src.params ?? {});
+      reader = { entry, params, opParams: await containParams(deps.config.dataDir, params, entry) };
+    } else {
+      throw new BadRequestError(`source.kind must be "read" or "load"`);
+    }
+    const s = new Session(deps, init, id);
+    s.emit("session.created", { summary: s.summary() });
+    s.startLoad(init.loadId ?? s.id, loadPath, reader);
+    return s;
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  /** The session's name. */
+  get name(): string {
+    return this.sessionName;
+  }
+
+  /** `loading`, `ready` or `errored`. */
+  get status(): SessionStatus {
+    return this.sessionStatus;
+  }
+
+  /** The last committed data object (never a half-applied change). */
+  get data(): SpatialData {
+    return this.committed;
+  }
+
+  /** The app state (a snapshot; the session replaces, never mutates, it). */
+  get appState(): AppState {
+    return this.app;
+  }
+
+  /** Field path → number of commits that touched it. */
+  get dataVersions(): DataVersions {
+    return { ...this.versions };
+  }
+
+  /** The table jobs run against and field paths resolve in. */
+  get activeTable(): string | null {
+    return this.active;
+  }
+
+  /** Whether the committed object equals the session's own checkpoint. */
+  get saved(): boolean {
+    return this.isSaved;
+  }
+
+  /** The checkpoint the session last loaded from or saved to. */
+  get checkpointPath(): string | null {
+    return this.storePath;
+  }
+
+  /** The spec's SessionSummary. */
+  summary(): SessionSummary {
+    return {
+      id: this.id,
+      name: this.sessionName,
+      status: this.sessionStatus,
+      resident_mb: this.residentMb(),
+      parent_id: this.parentId,
+      created_at: this.createdAt,
+      saved: this.isSaved,
+      read_only: false,
+      error: this.errorMessage,
+    };
+  }
+
+  /** The spec's SessionState. */
+  state(): SessionState {
+    const figures: SessionState["figures"] = {};
+    for (const p of this.app.plots) {
+      if (p.status !== "drawn") continue;
+      const mem = this.figureBytes.get(p.id);
+      if (mem)
+        figures[p.id] = Object.fromEntries(
+          Object.entries(mem).map(([f, b]) => [f, (b as Uint8Array).length]),
+        );
+      else {
+        const cp = this.checkpoint?.sidecar.figures.find((f) => f.plot_id === p.id);
+        if (cp) figures[p.id] = { ...cp.formats };
+      }
+    }
+    return {
+      summary: this.summary(),
+      app_state: this.app,
+      queue: this.queueView(),
+      fields: describeFields(this.committed, this.active),
+      figures,
+      data_versions: this.dataVersions,
+    };
+  }
+
+  /** Running and queued jobs, in order. */
+  queueView(): QueueItem[] {
+    const ids = [...(this.queue.running ? [this.queue.running] : []), ...this.queue.queued];
+    return ids.map((id) => ({
+      job_id: id,
+      descriptor: this.jobs.get(id)?.descriptor ?? null,
+      status: id === this.queue.running ? ("running" as const) : ("queued" as const),
+      position: this.queue.position(id) ?? 0,
+    }));
+  }
+
+  /** A job's status and log (`GET /jobs/{id}` and `/jobs/{id}/log`). */
+  job(jobId: string): {
+    job_id: string;
+    kind: JobKind;
+    status: JobStatus;
+    log: string;
+    error: string | null;
+  } {
+    const rec = this.jobs.get(jobId);
+    if (!rec) throw new NotFoundError(`session ${this.id} has no job "${jobId}"`);
+    return {
+      job_id: rec.id,
+      kind: rec.kind,
+      status: rec.status,
+      log: rec.log.join("\n"),
+      error: rec.error ?? null,
+    };
+  }
+
+  /** One field of the committed object (`obs:cell_type`, `X:CD3E`, `obsm:spatial` …) as a column table. */
+  async field(path: string): Promise<FieldTable> {
+    return readField(this.committed, path, this.active ?? undefined);
+  }
+
+  /** A drawn plot's figure in `format`: this session's render, else the checkpoint it was loaded from. */
+  async figure(plotId: string, format: "svg" | "pdf" | "png"): Promise<Uint8Array | null> {
+    const p = this.app.plots.find((x) => x.id === plotId);
+    if (!p) throw new NotFoundError(`session ${this.id} has no plot "${plotId}"`);
+    if (p.status !== "drawn") return null;
+    const mem = this.figureBytes.get(plotId);
+    if (mem) return mem[format] ?? null;
+    return this.checkpoint ? readFigure(this.checkpoint, plotId, format) : null;
+  }
+
+  /** Resolves when no job is queued or running. */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  // ---------------------------------------------------------------- jobs
+
+  /**
+   * Submit a descriptor. Validated (defaults filled) and path-checked now, so a bad call throws here.
+   * Computes, readers and plots join the FIFO queue (`job.queued`); an extract runs at once on the
+   * committed object and never enters history.
+   */
+  async submit(descriptor: Descriptor): Promise<JobTicket> {
+    this.assertOpen();
+    const { entry, params, opParams } = await this.prepare(descriptor);
+    const desc: Descriptor = { namespace: entry.namespace, function: entry.function, params };
+    if (entry.effect_class === "extract") return this.runExtract(entry, desc, opParams);
+    const id = randomUUID();
+    this.app = addEntry(this.app, id, desc, "queued", this.deps.functions.versionsFor(entry));
+    return this.enqueue(id, id, entry, desc, opParams, false);
+  }
+
+  /** Stage a descriptor as a `pending` step (validated, not run). Returns its id. */
+  async stage(descriptor: Descriptor): Promise<string> {
+    this.assertOpen();
+    const { entry, params } = await this.prepare(descriptor);
+    if (entry.effect_class === "extract")
+      throw new BadRequestError(`${entry.key} is an extract; extracts run at once and cannot be staged`);
+    const id = randomUUID();
+    this.app = addEntry(
+      this.app,
+      id,
+      { namespace: entry.namespace, function: entry.function, params },
+      "pending",
+      this.deps.functions.versionsFor(entry),
+    );
+    return id;
+  }
+
+  /** Replace the params of a pending step (validated against its function). */
+  async updatePending(id: string, params: Record<string, unknown>): Promise<void> {
+    this.assertOpen();
+    const found = requireEntry(this.app, id);
+    if (found.entry.status !== "pending")
+      throw new StateError(`"${id}" is ${found.entry.status}; only pending steps can be edited`);
+    const { params: valid } = await this.prepare({ ...entryDescriptor(found.entry), params });
+    this.app = updatePendingParams(this.app, id, valid);
+  }
+
+  /** Queue a pending step. */
+  async runPending(id: string): Promise<JobTicket> {
+    this.assertOpen();
+    const found = requireEntry(this.app, id);
+    if (found.entry.status !== "pending")
+      throw new StateError(`"${id}" is ${found.entry.status}; only pending steps can be run`);
+    const { entry, params, opParams } = await this.prepare(entryDescriptor(found.entry));
+    this.app = transition(this.app, id, "queued");
+    return this.enqueue(
+      id,
+      id,
+      entry,
+      { namespace: entry.namespace, function: entry.function, params },
+      opParams,
+      false,
+    );
+  }
+
+  /** Queue every pending step, in the order they were staged. */
+  async runAllPending(): Promise<JobTicket[]> {
+    const out: JobTicket[] = [];
+    for (const id of pendingIds(this.app)) out.push(await this.runPending(id));
+    return out;
+  }
+
+  /** Discard a pending step; queued, running and finished entries are refused. */
+  deleteEntry(id: string): void {
+    this.assertOpen();
+    this.app = deletePending(this.app, id);
+  }
+
+  /** Cancel a queued job (true); a running or finished job cannot be cancelled (false). */
+  cancel(jobId: string): boolean {
+    const rec = this.jobs.get(jobId);
+    if (!rec) throw new NotFoundError(`session ${this.id} has no job "${jobId}"`);
+    if (!this.queue.cancel(jobId)) return false;
+    this.cancelled(rec, "cancelled before it started");
+    return true;
+  }
+
+  /** Draw a plot again (after invalidation, a failure, or to refresh a drawn one). */
+  async redraw(plotId: string): Promise<JobTicket> {
+    this.assertOpen();
+    const plot = this.app.plots.find((p) => p.id === plotId);
+    if (!plot) throw new NotFoundError(`session ${this.id} has no plot "${plotId}"`);
+    if (!["drawn", "invalidated", "failed"].includes(plot.status))
+      throw new StateError(`plot "${plotId}" is ${plot.status}; it cannot be redrawn now`);
+    const { entry, params, opParams } = await this.prepare(entryDescriptor(plot));
+    const wasDrawn = plot.status !== "failed";
+    this.app = transition(this.app, plotId, "queued", {
+      library_versions: this.deps.functions.versionsFor(entry),
+    });
+    return this.enqueue(
+      randomUUID(),
+      plotId,
+      entry,
+      { namespace: entry.namespace, function: entry.function, params },
+      opParams,
+      wasDrawn,
+    );
+  }
+
+  /**
+   * Save the whole object as a checkpoint (a queued job, so it holds every change queued before it).
+   * The request is checked now (400s); the written file becomes the session's own checkpoint.
+   */
+  async save(opts: SaveOptions = {}): Promise<JobTicket> {
+    this.assertOpen();
+    const drawn = this.app.plots.filter((p) => p.status === "drawn").map((p) => p.id);
+    const target = await resolveSaveTarget(opts, this.deps.config.dataDir, this.sessionName, drawn);
+    const id = randomUUID();
+    const descriptor: Descriptor = { namespace: "session", function: "save", params: { ...opts } };
+    const rec = this.newJob(id, "save", descriptor, null, false);
+    this.queue.push(id, (signal) => this.executeSave(rec, target, signal));
+    this.emit("job.queued", { job_id: id, descriptor, position: this.queue.position(id) ?? 0 });
+    return { job_id: id, status: rec.status, done: rec.done };
+  }
+
+  /** Add a display (a new id is minted) and return it. */
+  addDisplay(spec: Omit<DisplaySpec, "id">): DisplaySpec {
+    return this.putDisplay({ ...spec, id: randomUUID() } as DisplaySpec);
+  }
+
+  /** Set a display (create or replace by id); validated with the app state schema. */
+  putDisplay(spec: DisplaySpec): DisplaySpec {
+    this.assertOpen();
+    const next = putDisplay(this.app, spec);
+    try {
+      validateAppState(next);
+    } catch (err) {
+      throw new BadRequestError(`invalid display: ${message(err)}`);
+    }
+    this.app = next;
+    this.emit("display.updated", { display_id: spec.id, spec });
+    return spec;
+  }
+
+  // ---------------------------------------------------------------- recipes
+
+  /** What running `recipe` with `values` would produce, leave unresolved, or fail to find. */
+  preflight(recipe: Recipe, values: RecipeValues = {}): PreflightResult {
+    return preflight(recipe, this.deps.functions, values);
+  }
+
+  /**
+   * Run (`mode: "run"`, queue every step) or stage (`"stage"`, pending steps) a recipe. Every step is
+   * resolved and validated before anything is queued, so a bad recipe changes nothing.
+   */
+  async runRecipe(
+    recipe: Recipe,
+    opts: { values?: RecipeValues; mode?: "run" | "stage" } = {},
+  ): Promise<RecipeRun> {
+    this.assertOpen();
+    const values = opts.values ?? {};
+    const extra = unknownValues(recipe, values);
+    if (extra.length)
+      throw new BadRequestError(`recipe ${recipe.meta.name}: no such param(s): ${extra.join(", ")}`);
+    const unresolved = unresolvedParams(recipe, values);
+    if (unresolved.length)
+      throw new BadRequestError(
+        `recipe ${recipe.meta.name}: required param(s) without a value: ${unresolved.join(", ")}`,
+      );
+    const steps = substituteSteps(recipe, values);
+    const unknown = [...new Set(steps.map(stepKey).filter((k) => !this.deps.functions.get(k)))];
+    if (unknown.length)
+      throw new BadRequestError(`recipe ${recipe.meta.name}: unknown function(s): ${unknown.join(", ")}`);
+    for (const [i, s] of steps.entries()) {
+      try {
+        await this.prepare(s);
+      } catch (err) {
+        const status = err instanceof TesseraError ? err.status : 400;
+        throw new (status === 400 ? BadRequestError : TesseraError)(
+          `recipe ${recipe.meta.name}, step ${i + 1} (${stepKey(s)}): ${message(err)}`,
+          status,
+        );
+      }
+    }
+    const run: RecipeRun = { tickets: [], staged: [] };
+    for (const s of steps) {
+      if (opts.mode === "stage") run.staged.push(await this.stage(s));
+      else run.tickets.push(await this.submit(s));
+    }
+    return run;
+  }
+
+  /** The session's completed analysis steps as a recipe. */
+  exportRecipe(opts: ExportRecipeOptions = {}): Recipe {
+    const source = this.source.kind === "load" ? this.source.path : String(this.source.params.path ?? "");
+    return exportRecipe(this.app, this.sessionName, { source, ...opts });
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /**
+   * Close the session: queued jobs are cancelled, a running one is stopped, and the call resolves
+   * once the queue is empty. The service emits `session.removed`.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return this.queue.idle();
+    this.closed = true;
+    for (const id of this.queue.queued) {
+      const rec = this.jobs.get(id);
+      if (this.queue.cancel(id) && rec) this.cancelled(rec, "session closed");
+    }
+    const running = this.queue.running;
+    if (running) this.queue.abort(running, new Error("session closed"));
+    await this.queue.idle();
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private assertOpen(): void {
+    if (this.closed) throw new StateError(`session ${this.id} is closed`);
+  }
+
+  private emit(event: string, data: object): void {
+    this.deps.bus.emit(event, { session_id: this.id, ...data });
+  }
+
+  private residentMb(): number {
+    let bytes = 0;
+    for (const t of Object.values(this.committed.tables)) bytes += tableBytes(t);
+    for (const k of ["points", "shapes"] as const)
+      for (const el of Object.values(this.committed[k])) bytes += elementBytes(el);
+    return toMb(bytes);
+  }
+
+  /** Look up, validate (defaults filled) and path-check a descriptor. */
+  private async prepare(
+    d: Descriptor,
+  ): Promise<{ entry: EngineFunction; params: Record<string, unknown>; opParams: Record<string, unknown> }> {
+    if (!d || typeof d.namespace !== "string" || typeof d.function !== "string") {
+      throw new BadRequestError("a descriptor needs a namespace and a function");
+    }
+    const key = stepKey(d);
+    const entry = this.deps.functions.require(key);
+    const params = this.deps.functions.validate(key, d.params ?? {});
+    const opParams = await containParams(this.deps.config.dataDir, params, entry);
+    return { entry, params, opParams };
+  }
+
+  private newJob(
+    id: string,
+    kind: JobKind,
+    descriptor: Descriptor | null,
+    entryId: string | null,
+    redraw: boolean,
+  ): JobRecord {
+    let settle!: (o: JobOutcome) => void;
+    const done = new Promise<JobOutcome>((r) => {
+      settle = r;
+    });
+    const rec: JobRecord = { id, kind, descriptor, entryId, redraw, status: "queued", log: [], done, settle };
+    this.jobs.set(id, rec);
+    return rec;
+  }
+
+  private enqueue(
+    jobId: string,
+    entryId: string,
+    entry: EngineFunction,
+    desc: Descriptor,
+    opParams: Record<string, unknown>,
+    redraw: boolean,
+  ): JobTicket {
+    const rec = this.newJob(jobId, entry.effect_class, desc, entryId, redraw);
+    this.queue.push(jobId, (signal) => this.execute(rec, entry, opParams, signal));
+    this.emit("job.queued", { job_id: jobId, descriptor: desc, position: this.queue.position(jobId) ?? 0 });
+    return { job_id: jobId, status: rec.status, done: rec.done };
+  }
+
+  /** The OpContext hooks of a job: log lines kept on the record and sent as `job.log`. */
+  private logTo(rec: JobRecord): (text: string) => void {
+    return (text: string) => {
+      rec.log.push(text);
+      this.emit("job.log", { job_id: rec.id, chunk: `${text}\n` });
+    };
+  }
+
+  private startJob(rec: JobRecord): void {
+    rec.status = "running";
+    if (rec.entryId) this.app = transition(this.app, rec.entryId, "running", { started_at: now() });
+    this.emit("job.started", { job_id: rec.id });
+  }
+
+  /** Run one queued job: the operation in the pool (readers on this thread), then the commit. */
+  private async execute(
+    rec: JobRecord,
+    entry: EngineFunction,
+    opParams: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (this.sessionStatus !== "ready") {
+      // Only reachable when the load failed: nothing to run on.
+      this.startJob(rec);
+      this.failJob(
+        rec,
+        new Error(`session ${this.id} is ${this.sessionStatus}: ${this.errorMessage ?? "no data"}`),
+      );
+      return;
+    }
+    this.startJob(rec);
+    try {
+      const result =
+        entry.effect_class === "read"
+          ? await this.runReader(entry, opParams, signal, this.logTo(rec), () => {})
+          : await this.deps.pool.run(
+              {
+                module: entry.module,
+                export: entry.export,
+                sdata: this.committed,
+                params: opParams,
+                table: this.active ?? "",
+                seed: seedOf(opParams),
+                threads: this.deps.config.nThreads,
+                effect: entry.effect_class,
+              },
+              { signal, onLog: this.logTo(rec), name: entry.key },
+            );
+      this.commit(rec, entry, result);
+    } catch (err) {
+      this.failJob(rec, err);
+    }
+  }
+
+  /** Apply a job's result in one synchronous step. Throws (committing nothing) on a malformed result. */
+  private commit(rec: JobRecord, entry: EngineFunction, result: unknown): void {
+    const finished = now();
+    if (entry.effect_class === "plot") {
+      if (!isPlotResult(result))
+        throw new Error(`${entry.key} returned no figure (a plot returns {kind: "plot", svg, references})`);
+      const figs: FigureSet = { svg: new TextEncoder().encode(result.svg) };
+      if (result.png) figs.png = result.png;
+      if (result.pdf) figs.pdf = result.pdf;
+      this.figureBytes.set(rec.entryId!, figs);
+      this.app = transition(this.app, rec.entryId!, "drawn", { references: [...(result.references ?? [])] });
+      this.finish(rec, { plot_id: rec.entryId });
+      this.emit("plot.drawn", { plot_id: rec.entryId });
+      return;
+    }
+    let sdata: SpatialData;
+    let diff: Record<string, string[]>;
+    let touched: string[];
+    if (entry.effect_class === "read") {
+      if (!isSpatialData(result)) throw new Error(`${entry.key} returned no SpatialData object`);
+      touched = [...new Set([...elementPaths(this.committed), ...elementPaths(result)])];
+      diff = Object.fromEntries(
+        ELEMENT_KINDS.map((k) => [k, Object.keys(result[k])]).filter(([, v]) => v.length),
+      );
+      sdata = result;
+    } else {
+      const applied = applyChange(this.committed, (result ?? {}) as Change);
+      ({ sdata, diff, touched } = applied);
+    }
+    // The commit: from here to the end of the function nothing awaits.
+    this.committed = sdata;
+    this.versions = bumpVersions(this.versions, touched);
+    this.active = defaultActiveTable(sdata, this.active);
+    if (touched.length) this.isSaved = false;
+    this.app = transition(this.app, rec.entryId!, "completed", {
+      finished_at: finished,
+      structural_diff: diff,
+      log: rec.log.join("\n"),
+    });
+    const inv = invalidatePlots(this.app, touched, this.active);
+    this.app = inv.state;
+    for (const id of inv.ids) this.figureBytes.delete(id);
+    this.finish(rec, { structural_diff: diff });
+    if (inv.ids.length) this.emit("plot.invalidated", { plot_ids: inv.ids });
+  }
+
+  private finish(rec: JobRecord, result: Record<string, unknown>): void {
+    rec.status = "completed";
+    this.emit("job.completed", { job_id: rec.id, kind: rec.kind, ...result });
+    rec.settle({ job_id: rec.id, kind: rec.kind, status: "completed", result });
+  }
+
+  private failJob(rec: JobRecord, err: unknown): void {
+    const error = message(err);
+    rec.status = "failed";
+    rec.error = error;
+    rec.log.push(`error: ${error}`);
+    if (rec.entryId) {
+      const e = findEntry(this.app, rec.entryId);
+      if (e?.list === "history")
+        this.app = transition(this.app, rec.entryId, "failed", {
+          finished_at: now(),
+          log: rec.log.join("\n"),
+          error,
+        });
+      else if (e?.list === "plots") this.app = transition(this.app, rec.entryId, "failed");
+    }
+    this.emit("job.failed", { job_id: rec.id, error });
+    rec.settle({ job_id: rec.id, kind: rec.kind, status: "failed", error });
+  }
+
+  private cancelled(rec: JobRecord, why: string): void {
+    rec.status = "cancelled";
+    rec.error = why;
+    if (rec.entryId) {
+      const e = findEntry(this.app, rec.entryId);
+      if (e?.list === "history")
+        this.app = transition(this.app, rec.entryId, "cancelled", { finished_at: now() });
+      else if (e?.list === "plots") {
+        // A first draw disappears; a redraw leaves the plot stale (its old figure is not current).
+        this.app = rec.redraw ? this.restorePlot(e.entry) : removePlot(this.app, rec.entryId);
+      }
+    }
+    this.emit("job.cancelled", { job_id: rec.id });
+    rec.settle({ job_id: rec.id, kind: rec.kind, status: "cancelled", error: why });
+  }
+
+  private restorePlot(p: PlotEntry): AppState {
+    this.figureBytes.delete(p.id);
+    return {
+      ...this.app,
+      plots: this.app.plots.map((x) => (x.id === p.id ? { ...x, status: "invalidated" as const } : x)),
+    };
+  }
+
+  /** An extract: run at once on the committed object, no queue, no history. */
+  private async runExtract(
+    entry: EngineFunction,
+    desc: Descriptor,
+    opParams: Record<string, unknown>,
+  ): Promise<JobTicket> {
+    await this.ready;
+    const rec = this.newJob(randomUUID(), "extract", desc, null, false);
+    const done = (async () => {
+      if (this.sessionStatus !== "ready") {
+        this.failJob(rec, new Error(`session ${this.id} is ${this.sessionStatus}`));
+        return;
+      }
+      this.startJob(rec);
+      try {
+        const value = await this.deps.pool.run(
+          {
+            module: entry.module,
+            export: entry.export,
+            sdata: this.committed,
+            params: opParams,
+            table: this.active ?? "",
+            seed: seedOf(opParams),
+            threads: this.deps.config.nThreads,
+            effect: "extract",
+          },
+          { onLog: (t) => rec.log.push(t), name: entry.key },
+        );
+        rec.status = "completed";
+        this.emit("job.completed", { job_id: rec.id, kind: "extract" });
+        rec.settle({ job_id: rec.id, kind: "extract", status: "completed", result: value });
+      } catch (err) {
+        this.failJob(rec, err);
+      }
+    })();
+    void done;
+    return { job_id: rec.id, status: rec.status, done: rec.done };
+  }
+
+  /** Run a reader on this thread (its result holds store handles that cannot cross threads). */
+  private async runReader(
+    entry: EngineFunction,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+    log: (t: string) => void,
+    progress: (f: number, m?: string) => void,
+  ): Promise<SpatialData> {
+    const op = await this.deps.functions.load(entry.key);
+    const ctx: OpContext = {
+      table: this.active ?? "",
+      signal,
+      rng: new Rng(seedOf(params)),
+      threads: this.deps.config.nThreads,
+      progress,
+      log,
+    };
+    const out = await op(makeSpatialData(), params, ctx);
+    signal.throwIfAborted();
+    if (!isSpatialData(out)) throw new Error(`${entry.key} returned no SpatialData object`);
+    return out;
+  }
+
+  /** Queue the load as the session's first job. */
+  private startLoad(
+    loadId: string,
+    path: string | null,
+    reader: {
+      entry: EngineFunction;
+      params: Record<string, unknown>;
+      opParams: Record<string, unknown>;
+    } | null,
+  ): void {
+    const jobId = randomUUID();
+    const progress = (message: string, pct: number, extra: object = {}) =>
+      this.deps.bus.emit("session.loading", { load_id: loadId, session_id: this.id, message, pct, ...extra });
+    let rec: JobRecord;
+    if (reader) {
+      const desc: Descriptor = {
+        namespace: reader.entry.namespace,
+        function: reader.entry.function,
+        params: reader.params,
+      };
+      this.app = addEntry(this.app, jobId, desc, "queued", this.deps.functions.versionsFor(reader.entry));
+      rec = this.newJob(jobId, "read", desc, jobId, false);
+    } else {
+      rec = this.newJob(
+        jobId,
+        "load",
+        { namespace: "session", function: "load", params: { path } },
+        null,
+        false,
+      );
+    }
+    this.queue.push(jobId, async (signal) => {
+      this.startJob(rec);
+      progress(reader ? `reading with ${reader.entry.key}` : `opening ${path}`, 0);
+      try {
+        if (reader) {
+          const sdata = await this.runReader(reader.entry, reader.opParams, signal, this.logTo(rec), (f, m) =>
+            progress(m ?? "reading", Math.round(Math.max(0, Math.min(1, f)) * 100)),
+          );
+          this.committed = sdata;
+          this.active = defaultActiveTable(sdata);
+          this.versions = {};
+          const diff = Object.fromEntries(
+            ELEMENT_KINDS.map((k) => [k, Object.keys(sdata[k])]).filter(([, v]) => v.length),
+          );
+          this.app = transition(this.app, jobId, "completed", {
+            finished_at: now(),
+            structural_diff: diff,
+            log: rec.log.join("\n"),
+          });
+        } else {
+          await this.loadPath(path!, progress, signal);
+        }
+        this.sessionStatus = "ready";
+        rec.status = "completed";
+        progress("ready", 100, { done: true });
+        this.emit("job.completed", { job_id: jobId, kind: rec.kind });
+        this.emit("session.updated", { summary: this.summary() });
+        rec.settle({ job_id: jobId, kind: rec.kind, status: "completed" });
+      } catch (err) {
+        const error = message(err);
+        this.sessionStatus = "errored";
+        this.errorMessage = error;
+        this.failJob(rec, err);
+        progress(`failed: ${error}`, 100, { done: true, error });
+        this.emit("session.errored", { error });
+        this.emit("session.updated", { summary: this.summary() });
+      } finally {
+        this.readyResolve();
+      }
+    });
+  }
+
+  /** Open a checkpoint (restoring its app state) or any other dataset. */
+  private async loadPath(
+    path: string,
+    progress: (m: string, pct: number) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    let isCheckpoint = false;
+    if (!/\.(h5ad|tiff?|companion\.ome)$/i.test(path)) {
+      try {
+        isCheckpoint = await hasSidecar(await openStore(path));
+      } catch {
+        // Not a zarr store (or unreadable): `openData` below says what is wrong.
+      }
+    }
+    signal.throwIfAborted();
+    if (isCheckpoint) {
+      progress("reading the checkpoint", 20);
+      const cp = await openCheckpoint(path);
+      signal.throwIfAborted();
+      progress("restoring the app state", 80);
+      this.checkpoint = cp;
+      this.committed = cp.sdata;
+      this.app = settleLoadedState(cp.appState);
+      this.active = defaultActiveTable(cp.sdata, cp.sidecar.active_table);
+      const recorded = cp.appState.name ?? cp.sidecar.name;
+      if (recorded && !this.explicitName) this.sessionName = recorded;
+      this.storePath = path;
+      this.isSaved = true;
+    } else {
+      progress("reading the dataset", 20);
+      const { sdata, appState } = await openData(path);
+      signal.throwIfAborted();
+      this.committed = sdata;
+      if (appState) this.app = settleLoadedState(appState);
+      this.active = defaultActiveTable(sdata);
+    }
+    this.versions = {};
+  }
+
+  /** Write the checkpoint of a save job. */
+  private async executeSave(rec: JobRecord, target: SaveTarget, signal: AbortSignal): Promise<void> {
+    this.startJob(rec);
+    try {
+      if (this.sessionStatus !== "ready")
+        throw new Error(`session ${this.id} is ${this.sessionStatus}: nothing to save`);
+      const data = this.committed;
+      const name = target.name ?? this.app.name ?? this.sessionName;
+      const appState: AppState = { ...this.app, name };
+      const figures = await this.figureFiles(target.figures);
+      const log = this.logTo(rec);
+      const opts = {
+        appState,
+        figures,
+        name,
+        activeTable: this.active,
+        workDir: this.deps.config.workDir,
+        signal,
+        onProgress: (m: string) => log(m),
+      };
+      await mkdir(this.deps.config.workDir, { recursive: true });
+      let written: WrittenZip;
+      if (target.kind === "named") {
+        await mkdir(target.folder, { recursive: true });
+        written = await writeCheckpointNamed(data, target.folder, target.prefix, opts);
+      } else {
+        await mkdir(dirname(target.path), { recursive: true });
+        written = await writeCheckpoint(data, target.path, opts);
+      }
+      // Adopted as the session's own checkpoint only if nothing was committed meanwhile (nothing can
+      // be: the save holds the queue), and renamed when asked.
+      this.app = { ...this.app, name };
+      this.sessionName = name;
+      this.storePath = written.path;
+      this.isSaved = data === this.committed;
+      this.finish(rec, { path: written.path });
+      this.emit("session.updated", { summary: this.summary() });
+    } catch (err) {
+      this.failJob(rec, err);
+    }
+  }
+
+  /** Figure files of the drawn plots a save carries (`ids` null: all). */
+  private async figureFiles(ids: string[] | null): Promise<FigureFile[]> {
+    const out: FigureFile[] = [];
+    for (const p of this.app.plots) {
+      if (p.status !== "drawn" || (ids && !ids.includes(p.id))) continue;
+      for (const format of ["svg", "png", "pdf"] as const) {
+        const bytes = await this.figure(p.id, format);
+        if (bytes) out.push({ plotId: p.id, format, bytes });
+      }
+    }
+    return out;
+  }
+}
