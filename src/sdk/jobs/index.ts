@@ -8,5 +8,6 @@ export * from "./limits.js";
 export * from "./operation.js";
 export * from "./pool.js";
 export * from "./queue.js";
+export * from "./strings.js";
 export type { JobMessage, TaskEnvelope, TaskOutcome } from "./task.js";
 export * from "./transfer.js";

@@ -11,11 +11,22 @@
  *
  * Worker → main (`packResult` / `unpackResult`): the result's private buffers go back in the
  * transfer list (moved, not copied); shared ones are shared anyway.
+ *
+ * Big string arrays (obs names of a million cells) cross packed in one buffer (`strings.ts`).
  */
-import type { DenseArray, DType, TypedArray } from "../data/arrays.js";
+import type { DenseArray, DType, StringArray, TypedArray } from "../data/arrays.js";
 import type { AxisSelection, RasterSource } from "../data/elements.js";
 import type { SpatialData } from "../data/spatialdata.js";
 import { MemoryRasterSource } from "../raster/memory-source.js";
+import {
+  isPackedStrings,
+  isStringArray,
+  lazyStrings,
+  type PackedStrings,
+  packForMain,
+  packForWorker,
+  unpackOnMain,
+} from "./strings.js";
 
 /**
  * Arrays smaller than this are structured-cloned (a copy is cheaper than a shared buffer's setup),
@@ -109,6 +120,8 @@ interface Mapper {
   /** Lazy values already read, by lazy value. */
   readonly loaded: ReadonlyMap<object, unknown>;
   raster(src: RasterSource, path: string): unknown;
+  /** A string array's crossing form (the array itself, or a packed marker). */
+  strings(sa: StringArray): StringArray | PackedStrings;
 }
 
 function pathOf(path: string, key: string | number): string {
@@ -167,8 +180,12 @@ function mapValue(v: unknown, path: string, m: Mapper, depth: number): unknown {
     return mapValue(m.loaded.get(v), path, m, depth + 1);
   }
   if (isRasterSource(v)) return m.raster(v, path);
+  if (isStringArray(v)) {
+    const packed = m.strings(v);
+    // A marker's buffers go through the typed-array rule (shared, or moved back).
+    return packed === v ? v : mapValue(packed, path, m, depth + 1);
+  }
   if (!walkable(v)) {
-    if ((v as { kind?: unknown }).kind === "string") return v;
     if (
       v instanceof Map ||
       v instanceof Set ||
@@ -223,6 +240,10 @@ function detachRaster(src: RasterSource, shareArrays: boolean): DetachedRasterSo
  * A structured-cloneable copy of `sd` for a worker task (see the module comment). Resolves to `sd`
  * itself when nothing needs changing. Throws, naming the path, if the object holds something a
  * worker cannot receive (a function, a class instance).
+ *
+ * The result is a wire form, meant for `WorkerTask.sdata` only: big string arrays in it are
+ * `PackedStrings` markers and rasters are `DetachedRasterSource` markers until `restoreInWorker`
+ * (which the worker calls) turns them back. Keep computing on the committed object.
  */
 export async function prepareForWorker(sd: SpatialData): Promise<SpatialData> {
   const loaded = await loadLazy(sd);
@@ -231,21 +252,31 @@ export async function prepareForWorker(sd: SpatialData): Promise<SpatialData> {
     typedArray: shareArray,
     loaded,
     raster: (src) => detachRaster(src, true),
+    strings: packForWorker,
   };
   return mapValue(sd, "", mapper, 0) as SpatialData;
 }
 
-/** Walk a tree and replace detached raster markers with sources (worker side, or results on the main side). */
-function attachAll(v: unknown, path: string, depth: number): unknown {
+/**
+ * Walk a tree and replace markers: detached rasters by sources, packed strings by `strings(marker)`
+ * (worker side: lazily decoded arrays; main side: the originals, or decoded copies).
+ */
+function attachAll(
+  v: unknown,
+  path: string,
+  depth: number,
+  strings: (p: PackedStrings) => StringArray,
+): unknown {
   if (v === null || typeof v !== "object" || depth > 64 || ArrayBuffer.isView(v)) return v;
   if (isDetachedRaster(v)) return attachRaster(v, path);
-  if ((v as { kind?: unknown }).kind === "string") return v;
+  if (isPackedStrings(v)) return strings(v);
+  if (isStringArray(v)) return v;
   if (Array.isArray(v)) {
     let out: unknown[] | null = null;
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
       if (x === null || typeof x !== "object") continue;
-      const y = attachAll(x, pathOf(path, i), depth + 1);
+      const y = attachAll(x, pathOf(path, i), depth + 1, strings);
       if (y !== x) {
         out ??= v.slice();
         out[i] = y;
@@ -256,7 +287,7 @@ function attachAll(v: unknown, path: string, depth: number): unknown {
   if (!isPlainContainer(v)) return v;
   let out: Record<string, unknown> | null = null;
   for (const [k, x] of Object.entries(v)) {
-    const y = attachAll(x, pathOf(path, k), depth + 1);
+    const y = attachAll(x, pathOf(path, k), depth + 1, strings);
     if (y !== x) {
       out ??= { ...(v as Record<string, unknown>) };
       out[k] = y;
@@ -267,7 +298,7 @@ function attachAll(v: unknown, path: string, depth: number): unknown {
 
 /** Worker side: the SpatialData a task carried, with raster markers turned back into sources. */
 export function restoreInWorker(sd: SpatialData): SpatialData {
-  return attachAll(sd, "", 0) as SpatialData;
+  return attachAll(sd, "", 0, lazyStrings) as SpatialData;
 }
 
 /** A result ready to post back: the value and the buffers to move. */
@@ -293,11 +324,12 @@ export async function packResult(value: unknown, context: string): Promise<Packe
     },
     loaded,
     raster: (src) => detachRaster(src, false),
+    strings: packForMain,
   };
   return { value: mapValue(value, "", mapper, 0), transfer: [...transfer] };
 }
 
 /** Main side: a result as it arrived, with raster markers turned back into sources. */
 export function unpackResult(value: unknown): unknown {
-  return attachAll(value, "", 0);
+  return attachAll(value, "", 0, unpackOnMain);
 }

@@ -122,6 +122,25 @@ describe("WorkerPool: results", () => {
     expect(logs).toEqual(Array.from({ length: 20 }, (_, i) => `t ${i + 1}`));
   });
 
+  it("big string arrays cross packed: untouched ones come back as the very same objects", async () => {
+    const n = 30_000;
+    const sd = tableSd(n);
+    const index = sd.tables.table!.obs.index;
+    const out = (await pool.run(task("data", "sameObs", {}, sd, "extract"))) as {
+      obs: typeof sd.tables.table.obs;
+    };
+    expect(out.obs.index === index).toBe(true);
+    const change = (await pool.run(task("data", "relabel", {}, sd))) as Change;
+    const t = change.replaceTables!.table!;
+    expect(t.obs.index === index).toBe(true);
+    const label = t.obs.columns.label!;
+    expect(label.kind).toBe("string");
+    const values = (label as unknown as { values: (string | null)[] }).values;
+    expect(values.length).toBe(n);
+    expect([values[0], values[1], values[n - 1]]).toEqual([null, "cell1→é", `cell${n - 1}→é`]);
+    expect(applyChange(sd, change).sdata.tables.table!.obs.columnOrder).toEqual(["label"]);
+  });
+
   it("a failing operation rejects with its own message, keeps its stack, and delivers its log", async () => {
     const logs: string[] = [];
     const err = await rejection(

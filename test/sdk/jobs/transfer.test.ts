@@ -6,6 +6,7 @@ import { lazyMatrix } from "../../../src/sdk/data/lazy.js";
 import { makeSpatialData, type SpatialData } from "../../../src/sdk/data/spatialdata.js";
 import { makeTable } from "../../../src/sdk/data/table.js";
 import { unsDict } from "../../../src/sdk/data/uns.js";
+import { isPackedStrings, type PackedStrings } from "../../../src/sdk/jobs/strings.js";
 import {
   isDetachedRaster,
   packResult,
@@ -85,9 +86,13 @@ describe("prepareForWorker", () => {
     expect((t.obs.columns.total as DenseArray).data).toBe(f.sharedCol);
     expect((t.uns.entries.small as DenseArray).data).toBe(f.smallPrivate);
     expect(f.smallPrivate.byteLength).toBeLessThan(SHARE_THRESHOLD_BYTES);
-    // Unchanged branches are shared, not copied.
-    expect(t.obs).toBe(f.sd.tables.table!.obs);
-    expect(t.var).toBe(f.sd.tables.table!.var);
+    // Unchanged branches are shared, not copied; the 20k obs names cross packed in one shared buffer.
+    expect(t.var === f.sd.tables.table!.var).toBe(true);
+    expect(t.obs.columns === f.sd.tables.table!.obs.columns).toBe(true);
+    const names = t.obs.index as unknown as PackedStrings;
+    expect(isPackedStrings(names)).toBe(true);
+    expect(names.count).toBe(N);
+    expect(names.bytes.buffer).toBeInstanceOf(SharedArrayBuffer);
     // Rasters: markers, in-memory pixels kept.
     const memSrc = p.images.mem!.levels[0]!.source as unknown;
     const storeSrc = p.images.store!.levels[0]!.source as unknown;

@@ -1,7 +1,9 @@
 /** Test operations on data: big results, shared-memory evidence, rasters, column sums. */
-import { type DenseArray, dense } from "../../../../src/sdk/data/arrays.js";
+import { type DenseArray, dense, strings } from "../../../../src/sdk/data/arrays.js";
 import type { Change } from "../../../../src/sdk/data/change.js";
+import { withColumn } from "../../../../src/sdk/data/dataframe.js";
 import type { SpatialData } from "../../../../src/sdk/data/spatialdata.js";
+import { updateTable } from "../../../../src/sdk/data/table.js";
 import type { OpContext } from "../../../../src/sdk/jobs/operation.js";
 
 /** A Change carrying a big obsm matrix (private buffer, moved back) and an obs column. */
@@ -74,4 +76,17 @@ export function sumX(sd: SpatialData, _params: unknown, ctx: OpContext): Change 
     }
   } else throw new Error(`unsupported X layout ${X.kind}`);
   return { tables: { [ctx.table]: { obs: { sum_counts: dense(totals) } } } };
+}
+
+/** Reads the obs names (decoding them in the worker) and adds a big new string column. */
+export function relabel(sd: SpatialData, _params: unknown, ctx: OpContext): Change {
+  const t = sd.tables[ctx.table]!;
+  const names = t.obs.index.values;
+  const label = strings(names.map((n, i) => (i % 7 === 0 ? null : `${n}→é`)));
+  return { replaceTables: { [ctx.table]: updateTable(t, { obs: withColumn(t.obs, "label", label) }) } };
+}
+
+/** Returns the table's obs without reading its names. */
+export function sameObs(sd: SpatialData, _params: unknown, ctx: OpContext): unknown {
+  return { obs: sd.tables[ctx.table]!.obs };
 }
