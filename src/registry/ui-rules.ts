@@ -201,12 +201,22 @@ export function decideUi(
   };
 }
 
-/** The first sentence of a doc comment (up to the first `. ` or blank line), whitespace collapsed. */
+/** Abbreviations whose period does not end a sentence. */
+const ABBREVIATIONS = /(?:^|[\s(])(?:e\.g|i\.e|etc|vs|cf|approx|resp|incl|no)\.$/i;
+
+/**
+ * The first sentence of a doc comment, whitespace collapsed: up to the first `.`, `!` or `?` that is
+ * followed by a capitalised word (or ends the first paragraph), skipping abbreviations like `e.g.`.
+ */
 export function firstSentence(text: string): string {
   const para = text.trim().split(/\n\s*\n/)[0] ?? "";
   const flat = para.replace(/\s+/g, " ").trim();
-  const m = /^(.*?[.!?])(\s|$)/.exec(flat);
-  return (m ? m[1]! : flat).trim();
+  const re = /[.!?](?=\s+[A-Z0-9`"'(])/g;
+  for (let m = re.exec(flat); m; m = re.exec(flat)) {
+    const upto = flat.slice(0, m.index + 1);
+    if (!ABBREVIATIONS.test(upto)) return upto;
+  }
+  return flat;
 }
 
 /**

@@ -4,7 +4,9 @@
  * JSON Schema of every params type (ts-json-schema-generator); the UI hints come from the params'
  * TSDoc tags and the name rules of `ui-rules.ts`.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
@@ -160,6 +162,10 @@ function finishSchema(
   cleanSchema(schema);
   pruneDefinitions(schema);
   if (!schema.type) schema.type = "object";
+  // `Record<string, never>` (no params) comes out as `additionalProperties: {not: {}}`; say it plainly.
+  const ap = schema.additionalProperties;
+  if (ap && typeof ap === "object" && JSON.stringify(ap) === '{"not":{}}')
+    schema.additionalProperties = false;
   return { json_schema: schema, ui_schema };
 }
 
@@ -190,9 +196,28 @@ function pruneDefinitions(schema: Json): void {
   if (Object.keys(defs).length === 0) delete schema.definitions;
 }
 
-/** The manifest as written to disk: 2-space JSON with a final newline (stable bytes for the drift test). */
+/** The repository root (biome runs there so that its configuration applies). */
+const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+/**
+ * The manifest as written to disk: 2-space JSON passed through the repository's formatter (biome), so
+ * that `npm run format` leaves the committed file as it is and regenerating gives the same bytes.
+ * Without biome (an install without dev dependencies) it is the plain JSON.
+ */
 export function manifestText(m: Manifest): string {
-  return `${JSON.stringify(m, null, 2)}\n`;
+  const raw = `${JSON.stringify(m, null, 2)}\n`;
+  let bin: string;
+  try {
+    bin = createRequire(import.meta.url).resolve("@biomejs/biome/bin/biome");
+  } catch {
+    return raw;
+  }
+  return execFileSync(process.execPath, [bin, "format", "--stdin-file-path=src/plugins/manifest.json"], {
+    input: raw,
+    encoding: "utf8",
+    cwd: REPO_ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  });
 }
 
 /** Build and write `<dir>/manifest.json`; returns its path. */
