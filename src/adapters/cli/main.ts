@@ -4,10 +4,14 @@
  *   tessera inspect PATH [--json] [--field FIELDPATH] [--table NAME]
  *   tessera convert IN OUT.sdata.zarr.zip
  *   tessera start            (demo data + inventory until the server exists)
+ *   tessera run RECIPE --input PATH --output OUT.sdata.zarr.zip [--param k=v]…
+ *   tessera functions [--json] [--coverage]
  */
 import { parseArgs } from "node:util";
 import { convertCommand } from "./convert.js";
+import { functionsCommand } from "./functions.js";
 import { inspectCommand } from "./inspect.js";
+import { runCommand } from "./run.js";
 import { startCommand } from "./start.js";
 
 const USAGE = `usage:
@@ -19,6 +23,9 @@ const USAGE = `usage:
       write any readable input as a Tessera checkpoint
   tessera start
       generate the demo dataset into the data dir if it is empty and print its inventory
+  tessera functions [--json] [--coverage]
+      list the operations of the plugins in TESSERA_PLUGINS (default: tessera); --json prints the
+      GET /api/functions envelope; --coverage lists the param names no widget rule matched
 `;
 
 /** Run the CLI with `argv` (without node and script); resolves to the exit code. */
@@ -42,9 +49,40 @@ export async function main(argv: string[]): Promise<number> {
         await convertCommand(positionals[0]!, positionals[1]!);
         return 0;
       }
+      case "run": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: {
+            input: { type: "string" },
+            output: { type: "string" },
+            param: { type: "string", multiple: true },
+            "data-dir": { type: "string" },
+            plugins: { type: "string" },
+          },
+        });
+        if (positionals.length !== 1) throw new UsageError("run takes exactly one RECIPE");
+        if (!values.input || !values.output) throw new UsageError("run needs --input and --output");
+        return await runCommand({
+          recipe: positionals[0]!,
+          input: values.input,
+          output: values.output,
+          params: values.param ?? [],
+          ...(values["data-dir"] ? { dataDir: values["data-dir"] } : {}),
+          ...(values.plugins ? { plugins: values.plugins.split(",").map((x) => x.trim()).filter(Boolean) } : {}),
+        });
+      }
       case "start":
         await startCommand();
         return 0;
+      case "functions": {
+        const { values } = parseArgs({
+          args: rest,
+          options: { json: { type: "boolean" }, coverage: { type: "boolean" } },
+        });
+        await functionsCommand(values);
+        return 0;
+      }
       case undefined:
       case "help":
       case "--help":
