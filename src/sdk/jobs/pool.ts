@@ -11,14 +11,16 @@
  * - it runs longer than `longRunningS` → `JobTimeoutError` (message names TESSERA_LONG_RUNNING_S).
  *
  * Stopping is cooperative first (the op sees `ctx.signal`), then forced: after `abortGraceMs` the
- * thread is terminated. `run` settles only once the job's thread has let go of it, so a session's next
+ * thread is terminated. Read operations run on the main thread instead (`inlineReads`). `run` settles only once the job's thread has let go of it, so a session's next
  * job never overlaps a cancelled one.
  */
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
+import { Rng } from "../math/rng.js";
 import { resolveWorkerEntry } from "./entry.js";
 import { JobCancelledError, JobTimeoutError, OperationError, WorkerCrashError } from "./errors.js";
 import { longRunningSFromEnv, poolThreadsFromEnv } from "./limits.js";
+import type { OpContext } from "./operation.js";
 import {
   ABORT_INDEX,
   type ControlMessage,
@@ -43,6 +45,12 @@ export interface WorkerPoolOptions {
   readonly idleTimeoutMs?: number;
   /** Time a cancelled or timed-out job gets to stop on its own before its thread is terminated, ms (default 2000). */
   readonly abortGraceMs?: number;
+  /**
+   * Run `read`-effect operations on the main thread (default true). A reader's result holds live store
+   * handles (lazy matrices, raster sources) that cannot cross a thread boundary; reading is I/O-bound
+   * and async, so running it in-process costs the event loop little and keeps the result lazy.
+   */
+  readonly inlineReads?: boolean;
   /** V8 old-generation heap cap per worker in MB (an operation above it crashes its worker cleanly). */
   readonly maxOldGenerationSizeMb?: number;
   /** Worker entry override (path or URL); default: resolved for source vs built (see `entry.ts`). */
@@ -87,6 +95,7 @@ export class WorkerPool {
   readonly mode: "source" | "built";
   private readonly piscina: Piscina;
   private readonly abortGraceMs: number;
+  private readonly inlineReads: boolean;
   private active = 0;
   private destroyed = false;
 
@@ -98,6 +107,7 @@ export class WorkerPool {
     const limit = opts.longRunningS ?? longRunningSFromEnv();
     this.longRunningS = limit > 0 ? limit : Number.POSITIVE_INFINITY;
     this.abortGraceMs = opts.abortGraceMs ?? 2000;
+    this.inlineReads = opts.inlineReads ?? true;
     const entry = resolveWorkerEntry(opts.workerFile);
     this.mode = entry.mode;
     this.piscina = new Piscina({
@@ -138,6 +148,7 @@ export class WorkerPool {
     const name = hooks.name ?? task.export;
     if (this.destroyed) throw new Error(`worker pool is shut down; cannot run ${name}`);
     if (hooks.signal?.aborted) throw new JobCancelledError(name);
+    if (task.effect === "read" && this.inlineReads) return this.runInline(task, hooks, name);
     const sdata = await prepareForWorker(task.sdata);
     if (hooks.signal?.aborted) throw new JobCancelledError(name);
 
@@ -226,6 +237,77 @@ export class WorkerPool {
       clearTimeout(grace);
       hooks.signal?.removeEventListener("abort", onAbort);
       port1.close();
+    }
+  }
+
+  /**
+   * Run a task on this thread (read operations, see `inlineReads`), with the same hooks, errors,
+   * cancellation and watchdog as a worker job. An operation that ignores its signal is abandoned:
+   * `run` rejects at once and whatever it still produces is dropped.
+   */
+  private async runInline(task: WorkerTask, hooks: RunHooks, name: string): Promise<unknown> {
+    const controller = new AbortController();
+    let stopReason: Error | null = null;
+    let rejectStop!: (e: Error) => void;
+    const stopped = new Promise<never>((_, reject) => {
+      rejectStop = reject;
+    });
+    stopped.catch(() => {});
+    const requestStop = (reason: Error) => {
+      if (stopReason) return;
+      stopReason = reason;
+      controller.abort(reason);
+      rejectStop(reason);
+    };
+    const onAbort = () => requestStop(new JobCancelledError(name));
+    hooks.signal?.addEventListener("abort", onAbort, { once: true });
+    const watchdog = Number.isFinite(this.longRunningS)
+      ? setTimeout(() => requestStop(new JobTimeoutError(name, this.longRunningS)), this.longRunningS * 1000)
+      : undefined;
+    const safe = (fn: () => void) => {
+      try {
+        fn();
+      } catch (err) {
+        console.error(`tessera worker pool: a hook of ${name} threw:`, err);
+      }
+    };
+    this.active++;
+    try {
+      const run = (async () => {
+        const mod = (await import(task.module)) as Record<string, unknown>;
+        const fn = mod[task.export];
+        if (typeof fn !== "function") {
+          throw new Error(`${name}: module ${task.module} has no exported function "${task.export}"`);
+        }
+        const ctx: OpContext = {
+          table: task.table,
+          signal: controller.signal,
+          rng: new Rng(task.seed),
+          threads: task.threads,
+          progress: (fraction, message) => {
+            if (stopReason || !hooks.onProgress) return;
+            const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 0;
+            safe(() => hooks.onProgress!(f, message === undefined ? undefined : String(message)));
+          },
+          log: (text) => {
+            if (!stopReason && hooks.onLog) safe(() => hooks.onLog!(String(text)));
+          },
+        };
+        if (hooks.onStart) safe(() => hooks.onStart!());
+        return (await fn(task.sdata, task.params, ctx)) as unknown;
+      })();
+      run.catch(() => {});
+      try {
+        return await Promise.race([run, stopped]);
+      } catch (err) {
+        if (stopReason) throw stopReason;
+        const e = err instanceof Error ? err : new Error(String(err));
+        throw new OperationError(name, e.message, e.name, e.stack);
+      }
+    } finally {
+      this.active--;
+      clearTimeout(watchdog);
+      hooks.signal?.removeEventListener("abort", onAbort);
     }
   }
 

@@ -165,6 +165,38 @@ describe("WorkerPool: results", () => {
   });
 });
 
+describe("WorkerPool: read operations run on the main thread", () => {
+  it("keeps the reader's lazy values live and reports progress and log", async () => {
+    const progress: number[] = [];
+    const logs: string[] = [];
+    const sd = (await pool.run(task("data", "fakeRead", { n: 5 }, EMPTY, "read"), {
+      onProgress: (f) => progress.push(f),
+      onLog: (t) => logs.push(t),
+    })) as SpatialData;
+    const X = sd.tables.table!.X!;
+    expect(X.kind).toBe("lazy");
+    const m = await (X as { load(): Promise<DenseArray<Float64Array>> }).load();
+    expect(Array.from(m.data)).toEqual([0, 1, 2, 3, 4]);
+    expect(progress).toEqual([0.5]);
+    expect(logs).toEqual(["reading"]);
+  });
+
+  it("cancels and times out like worker jobs", async () => {
+    const ac = new AbortController();
+    const p = pool.run(task("data", "slowRead", {}, EMPTY, "read"), { signal: ac.signal, name: "read.slow" });
+    setTimeout(() => ac.abort(), 30);
+    await expect(p).rejects.toMatchObject({ name: "AbortError", message: "read.slow was cancelled" });
+    const quick = new WorkerPool({ threads: 1, minThreads: 0, longRunningS: 0.1 });
+    try {
+      await expect(
+        quick.run(task("data", "slowRead", {}, EMPTY, "read"), { name: "read.slow" }),
+      ).rejects.toThrow(/read\.slow exceeded TESSERA_LONG_RUNNING_S \(0\.1 s\)/);
+    } finally {
+      await quick.destroy();
+    }
+  });
+});
+
 describe("WorkerPool: crashes", () => {
   it("process.exit in the worker rejects naming the operation, and the pool keeps serving", async () => {
     const err = await rejection(pool.run(task("crash", "exit"), { name: "crash.exit" }));

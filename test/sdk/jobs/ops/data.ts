@@ -1,9 +1,10 @@
 /** Test operations on data: big results, shared-memory evidence, rasters, column sums. */
 import { type DenseArray, dense, strings } from "../../../../src/sdk/data/arrays.js";
 import type { Change } from "../../../../src/sdk/data/change.js";
-import { withColumn } from "../../../../src/sdk/data/dataframe.js";
-import type { SpatialData } from "../../../../src/sdk/data/spatialdata.js";
-import { updateTable } from "../../../../src/sdk/data/table.js";
+import { dataFrame, withColumn } from "../../../../src/sdk/data/dataframe.js";
+import { lazyMatrix } from "../../../../src/sdk/data/lazy.js";
+import { makeSpatialData, type SpatialData } from "../../../../src/sdk/data/spatialdata.js";
+import { makeTable, updateTable } from "../../../../src/sdk/data/table.js";
 import type { OpContext } from "../../../../src/sdk/jobs/operation.js";
 
 /** A Change carrying a big obsm matrix (private buffer, moved back) and an obs column. */
@@ -89,4 +90,35 @@ export function relabel(sd: SpatialData, _params: unknown, ctx: OpContext): Chan
 /** Returns the table's obs without reading its names. */
 export function sameObs(sd: SpatialData, _params: unknown, ctx: OpContext): unknown {
   return { obs: sd.tables[ctx.table]!.obs };
+}
+
+/** A reader: returns a SpatialData holding a lazy matrix and a store-like raster source (functions). */
+export async function fakeRead(
+  _sd: SpatialData,
+  params: { n: number },
+  ctx: OpContext,
+): Promise<SpatialData> {
+  ctx.progress(0.5, "opening");
+  ctx.log("reading");
+  const n = params.n;
+  const X = lazyMatrix({ format: "dense", dtype: "float64", shape: [n, 1] }, async () =>
+    dense(
+      Float64Array.from({ length: n }, (_, i) => i),
+      [n, 1],
+    ),
+  );
+  const table = makeTable({
+    X,
+    obs: dataFrame(Array.from({ length: n }, (_, i) => `r${i}`)),
+    var: dataFrame(["g"]),
+  });
+  return makeSpatialData({ tables: { table } });
+}
+
+/** A reader that waits for its signal. */
+export async function slowRead(_sd: SpatialData, _params: unknown, ctx: OpContext): Promise<SpatialData> {
+  await new Promise((_, reject) =>
+    ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true }),
+  );
+  return makeSpatialData();
 }
