@@ -46,8 +46,15 @@ export interface WriteCheckpointOptions {
   signal?: AbortSignal;
 }
 
-/** Non-zeros per chunk of the mirror: one gene reads one or two chunks (docs/formats/checkpoint.md). */
-const MIRROR_CHUNK = 65536;
+/**
+ * Non-zeros per chunk of the mirror: about two genes' worth, so one gene reads one or two chunks, kept
+ * between 16 Ki (small tables: few bytes per gene read) and 256 Ki (big tables: not too many files).
+ */
+export function mirrorChunk(nnz: number, nVars: number): number {
+  const perGene = nnz / Math.max(1, nVars);
+  const target = 2 ** Math.ceil(Math.log2(Math.max(1, 2 * perGene)));
+  return Math.min(262_144, Math.max(16_384, target));
+}
 
 /** A dataset name from a path: the file or folder name without its format extensions. */
 export function datasetName(path: string): string {
@@ -72,7 +79,7 @@ async function writeXMirrors(sd: SpatialData, store: ListableWritableStore, sign
     await writeZarrArray(loc.resolve("indptr"), { dtype: "int64", shape: [indptr.length], data: indptr });
     const indices = csc.indices instanceof Int32Array ? csc.indices : Int32Array.from(csc.indices);
     const data = csc.data instanceof Float32Array ? csc.data : Float32Array.from(csc.data as ArrayLike<number>, Number);
-    const chunk = [Math.max(1, Math.min(MIRROR_CHUNK, nnz))];
+    const chunk = [Math.max(1, Math.min(mirrorChunk(nnz, csc.shape[1]), nnz))];
     await writeZarrArray(loc.resolve("indices"), { dtype: "int32", shape: [nnz], data: indices }, { chunkShape: chunk });
     await writeZarrArray(loc.resolve("data"), { dtype: "float32", shape: [nnz], data }, { chunkShape: chunk });
   }
