@@ -18,3 +18,6 @@ export { writeSpatialData } from "./io/spatialdata/write.js";
 export { openStore } from "./io/store/open-store.js";
 export { Rng } from "./math/rng.js";
 export { TESSERA_VERSION } from "./version.js";
+export * from "./session/index.js";
+export * from "./recipes/index.js";
+export { descriptor, JobFailedError, splitKey, Tessera, type TesseraOptions, TesseraSession } from "./tessera.js";

@@ -69,7 +69,14 @@ export async function main(argv: string[]): Promise<number> {
           output: values.output,
           params: values.param ?? [],
           ...(values["data-dir"] ? { dataDir: values["data-dir"] } : {}),
-          ...(values.plugins ? { plugins: values.plugins.split(",").map((x) => x.trim()).filter(Boolean) } : {}),
+          ...(values.plugins
+            ? {
+                plugins: values.plugins
+                  .split(",")
+                  .map((x) => x.trim())
+                  .filter(Boolean),
+              }
+            : {}),
         });
       }
       case "start":

@@ -1,0 +1,167 @@
+/**
+ * `tessera run RECIPE --input PATH --output OUT.sdata.zarr.zip [--param k=v]…`: load the input, run
+ * every step of the recipe headlessly (a failed step is logged and the later steps still run), save
+ * the checkpoint, and report whether every step succeeded. All the work is SDK calls.
+ */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, resolve, sep } from "node:path";
+import { parseRecipe, type Recipe, stepKey } from "../../sdk/recipes/model.js";
+import { coerceParamValue } from "../../sdk/recipes/substitute.js";
+import { Service } from "../../sdk/session/service.js";
+
+/** Options of `tessera run`. */
+export interface RunOptions {
+  /** A recipe file path, or the name of a recipe in the recipes folder. */
+  recipe: string;
+  input: string;
+  output: string;
+  /** `k=v` strings. */
+  params: string[];
+  /** Data dir (default `TESSERA_DATA_DIR`, else the deepest folder holding both input and output). */
+  dataDir?: string;
+  /** Plugins (default `TESSERA_PLUGINS`, else the registry's default). */
+  plugins?: string[];
+}
+
+/** Where `tessera run` writes its progress. */
+export interface RunIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const STD_IO: RunIo = {
+  out: (l) => process.stdout.write(`${l}\n`),
+  err: (l) => process.stderr.write(`${l}\n`),
+};
+
+/** The deepest folder containing every path. */
+function commonFolder(paths: string[]): string {
+  const parts = paths.map((p) => resolve(p).split(sep));
+  const out: string[] = [];
+  for (let i = 0; ; i++) {
+    const seg = parts[0]![i];
+    if (seg === undefined || !parts.every((p) => p[i] === seg)) break;
+    out.push(seg);
+  }
+  return out.join(sep) || sep;
+}
+
+async function loadRecipe(spec: string, service: Service): Promise<Recipe> {
+  if (existsSync(spec)) {
+    let json: unknown;
+    try {
+      json = JSON.parse(await readFile(spec, "utf8"));
+    } catch (err) {
+      throw new Error(`${spec}: not valid JSON (${(err as Error).message})`);
+    }
+    return parseRecipe(json, spec);
+  }
+  const r = service.recipes.get(spec);
+  if (!r) {
+    const have = service.recipes.list().map((x) => x.name);
+    throw new Error(`no recipe file or recipe named "${spec}" (recipes: ${have.join(", ") || "none"})`);
+  }
+  return r;
+}
+
+function parseValues(recipe: Recipe, pairs: string[]): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new Error(`--param ${pair}: expected NAME=VALUE`);
+    const name = pair.slice(0, eq);
+    const param = recipe.params?.find((p) => p.name === name);
+    if (!param) {
+      const known = (recipe.params ?? []).map((p) => p.name);
+      throw new Error(
+        `--param ${name}: recipe ${recipe.meta.name} has no such param (params: ${known.join(", ") || "none"})`,
+      );
+    }
+    values[name] = coerceParamValue(param, pair.slice(eq + 1));
+  }
+  return values;
+}
+
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * Run `tessera run`; resolves to the exit code: 0 when every step completed and the checkpoint was
+ * written, 1 when a step failed (the checkpoint is still written) or the load or save failed.
+ */
+export async function runCommand(opts: RunOptions, io: RunIo = STD_IO): Promise<number> {
+  if (!opts.output.endsWith(".zarr.zip"))
+    throw new Error(`${opts.output}: the output must be a .sdata.zarr.zip file`);
+  const input = resolve(opts.input);
+  const output = resolve(opts.output);
+  const dataDir = resolve(
+    opts.dataDir ?? process.env.TESSERA_DATA_DIR ?? commonFolder([dirname(input), dirname(output)]),
+  );
+  const service = await Service.start({
+    config: { dataDir },
+    ...(opts.plugins ? { plugins: opts.plugins } : {}),
+  });
+  try {
+    const recipe = await loadRecipe(opts.recipe, service);
+    const values = parseValues(recipe, opts.params);
+
+    const t0 = Date.now();
+    io.out(`loading ${input}`);
+    const stopLoading = service.bus.subscribe((e) => {
+      if (e.event === "session.loading") {
+        const d = e.data as { message: string; pct: number; done?: boolean };
+        if (!d.done) io.out(`  ${String(d.pct).padStart(3)}%  ${d.message}`);
+      }
+    }, service.bus.lastId);
+    const session = await service.createSession({ source: { kind: "load", path: input } });
+    await session.ready;
+    stopLoading();
+    if (session.status !== "ready") {
+      io.err(`tessera run: cannot load ${input}: ${session.summary().error}`);
+      return 1;
+    }
+    io.out(`loaded ${session.name} in ${secs(Date.now() - t0)}`);
+
+    const pre = session.preflight(recipe, values);
+    if (pre.produced.length)
+      io.out(
+        `recipe ${recipe.meta.name}: ${recipe.steps.length} step(s), will write ${pre.produced.join(", ")}`,
+      );
+    const run = await session.runRecipe(recipe, { values, mode: "run" });
+    const n = run.tickets.length;
+    let failed = 0;
+    for (const [i, ticket] of run.tickets.entries()) {
+      const key = stepKey(recipe.steps[i]!);
+      const started = Date.now();
+      const out = await ticket.done;
+      const tag = `[${i + 1}/${n}] ${key}`;
+      if (out.status === "completed") {
+        const diff = (out.result as { structural_diff?: Record<string, string[]> } | undefined)
+          ?.structural_diff;
+        const wrote = diff
+          ? Object.entries(diff)
+              .map(([slot, keys]) => `${slot}: ${keys.join(", ")}`)
+              .join("; ")
+          : "";
+        io.out(`${tag} ok (${secs(Date.now() - started)})${wrote ? ` — ${wrote}` : ""}`);
+      } else {
+        failed++;
+        io.err(`${tag} ${out.status}: ${out.error}`);
+        const log = session.job(ticket.job_id).log.trim();
+        if (log) for (const line of log.split("\n")) io.err(`    ${line}`);
+      }
+    }
+
+    io.out(`saving ${output}`);
+    const save = await (await session.save({ path: output })).done;
+    if (save.status !== "completed") {
+      io.err(`tessera run: saving ${output} failed: ${save.error}`);
+      return 1;
+    }
+    io.out(`wrote ${output} (${n - failed}/${n} step(s) completed, ${secs(Date.now() - t0)})`);
+    if (failed) io.err(`tessera run: ${failed} of ${n} step(s) failed`);
+    return failed ? 1 : 0;
+  } finally {
+    await service.close();
+  }
+}

@@ -1,0 +1,13 @@
+/** Sessions: the service (session store), sessions, their app-state machine, path containment, configuration. */
+export * from "./app-state-machine.js";
+export { BUILTIN_LIBRARY, READ_DATA_ENTRY, type ReadDataParams, read_data } from "./builtin-readers.js";
+export { type Env, PACKAGE_RECIPES_DIR, platformEnabled, readConfig, type ServiceConfig } from "./config.js";
+export * from "./errors.js";
+export { defaultActiveTable, describeFields } from "./fields.js";
+export { SessionFunctions } from "./functions.js";
+export { containParams, containPath, isPathParam, PATH_PARAM_NAMES, type PathSchema } from "./paths.js";
+export { prefixFromName, resolveSaveTarget, type SaveTarget, validPrefix } from "./save.js";
+export { Service, type ServiceOptions } from "./service.js";
+export { type RecipeRun, Session, type SessionDeps, type SessionInit } from "./session.js";
+export type * from "./types.js";
+export * from "./versions.js";
