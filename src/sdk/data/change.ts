@@ -129,21 +129,6 @@ export function applyChange(sd: SpatialData, change: Change): AppliedChange {
   return { sdata: out, diff, touched };
 }
 
-/** The matrices a change carries, for transfer lists (worker → main thread). */
-export function changeBuffers(change: Change): ArrayBufferLike[] {
-  const out = new Set<ArrayBufferLike>();
-  const visit = (v: unknown, depth: number): void => {
-    if (!v || typeof v !== "object" || depth > 6) return;
-    if (ArrayBuffer.isView(v)) {
-      out.add((v as ArrayBufferView).buffer);
-      return;
-    }
-    for (const x of Object.values(v as Record<string, unknown>)) visit(x, depth + 1);
-  };
-  visit(change, 0);
-  return [...out];
-}
-
 /** Convenience for operations: a change that sets one obs column of a table. */
 export function setObs(table: string, name: string, col: Column): Change {
   return { tables: { [table]: { obs: { [name]: col } } } };
