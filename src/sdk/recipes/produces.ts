@@ -13,6 +13,12 @@ function str(p: Params, name: string, dflt: string): string {
   return typeof v === "string" && v ? v : dflt;
 }
 
+/** `[format(value)]` when the param is a non-empty string (not yet resolved: nothing claimed). */
+function named(p: Params, name: string, format: (key: string) => string): string[] {
+  const v = p[name];
+  return typeof v === "string" && v ? [format(v)] : [];
+}
+
 /** Neighbors-style outputs: `<key>_connectivities`, `<key>_distances`, `uns:<key>` (scanpy's key_added rule). */
 function graph(p: Params, dflt: string, spatial: boolean): string[] {
   const key = p.key_added;
@@ -66,10 +72,10 @@ const KNOWN: Readonly<Record<string, (p: Params) => string[]>> = {
   "gr.interaction_matrix": (p) => [`uns:${str(p, "cluster_key", "cluster")}_interactions`],
   "gr.centrality_scores": (p) => [`uns:${str(p, "cluster_key", "cluster")}_centrality_scores`],
   "gr.ripley": (p) => [`uns:${str(p, "cluster_key", "cluster")}_ripley_${str(p, "mode", "F")}`],
-  "custom.rename_obs_column": (p) => [`obs:${str(p, "new_name", "")}`],
-  "custom.rename_categories": (p) => [`obs:${str(p, "key", "")}`],
-  "custom.set_category_colors": (p) => [`uns:${str(p, "key", "")}_colors`],
-  "custom.annotate_cells": (p) => [`obs:${str(p, "region_set", "")}`],
+  "custom.rename_obs_column": (p) => named(p, "new_name", (k) => `obs:${k}`),
+  "custom.rename_categories": (p) => named(p, "key", (k) => `obs:${k}`),
+  "custom.set_category_colors": (p) => named(p, "key", (k) => `uns:${k}_colors`),
+  "custom.annotate_cells": (p) => named(p, "region_set", (k) => `obs:${k}`),
   "gr.spatial_autocorr": (p) => [`uns:${str(p, "mode", "moran") === "geary" ? "gearyC" : "moranI"}`],
 };
 

@@ -1,4 +1,7 @@
+import { cp, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseRecipe } from "../../../src/sdk/recipes/model.js";
 import { PathError } from "../../../src/sdk/session/errors.js";
 import type { Service } from "../../../src/sdk/session/service.js";
 import { demoDataDir, openDemo, record, startService } from "./helpers.js";
@@ -456,5 +459,99 @@ describe("checkpoint round trip", () => {
     ]);
     await service.deleteSession(s.id);
     await service.deleteSession(back.id);
+  });
+});
+
+describe("recipes on a session", () => {
+  it("preflights, stages and runs a recipe; a bad recipe queues nothing", async () => {
+    const s = await openDemo(service, demo);
+    const recipe = parseRecipe({
+      schema_version: 1,
+      meta: { name: "two", description: "" },
+      params: [{ name: "to", schema: { type: "string" }, required: true }],
+      steps: [
+        {
+          namespace: "custom",
+          function: "rename_obs_column",
+          params: { old_name: "cell_type", new_name: { $param: "to" } },
+        },
+        { namespace: "pl", function: "test_scatter", params: { color: { $param: "to" } } },
+      ],
+    });
+    expect(s.preflight(recipe)).toEqual({ produced: [], unresolved: ["to"], unknown_functions: [] });
+    expect(s.preflight(recipe, { to: "kind" }).produced).toEqual(["obs:kind"]);
+    await expect(s.runRecipe(recipe)).rejects.toThrow("required param(s) without a value: to");
+    await expect(s.runRecipe(recipe, { values: { to: "k", extra: 1 } })).rejects.toThrow(
+      "no such param(s): extra",
+    );
+    const broken = {
+      ...recipe,
+      steps: [
+        recipe.steps[0]!,
+        { namespace: "custom", function: "rename_obs_column", params: { old_name: 3 } },
+      ],
+    };
+    await expect(s.runRecipe(broken, { values: { to: "k" } })).rejects.toThrow(
+      /step 2 \(custom\.rename_obs_column\)/,
+    );
+    expect(s.appState.compute_history).toEqual([]);
+    const staged = await s.runRecipe(recipe, { values: { to: "kind" }, mode: "stage" });
+    expect(staged.staged).toHaveLength(2);
+    expect(s.appState.compute_history.map((e) => e.status)).toEqual(["pending"]);
+    expect(s.appState.plots.map((p) => p.status)).toEqual(["pending"]);
+    const tickets = await s.runAllPending();
+    const outs = await Promise.all(tickets.map((t) => t.done));
+    expect(outs.map((o) => o.status)).toEqual(["completed", "completed"]);
+    expect(s.appState.plots[0]!.references).toContain("tables:table:obs:kind");
+  });
+});
+
+describe("watchdog and removal", () => {
+  it("fails a job running past TESSERA_LONG_RUNNING_S, data untouched; deletion emits session.removed", async () => {
+    const quick = await startService(dataDir, {
+      config: {
+        dataDir,
+        longRunningS: 0.3,
+        computePoolWorkers: 1,
+        recipesDir: dataDir,
+        nThreads: 1,
+        workDir: dataDir,
+      },
+    });
+    try {
+      const s = await openDemo(quick, demo);
+      const before = s.data;
+      const out = await (await s.submit(sleep(5000))).done;
+      expect(out.status).toBe("failed");
+      expect(out.error).toMatch(/TESSERA_LONG_RUNNING_S/);
+      expect(s.data).toBe(before);
+      const rec = record(quick);
+      await quick.deleteSession(s.id);
+      expect(rec.events.map((e) => [e.event, e.data.reason])).toEqual([["session.removed", "closed"]]);
+    } finally {
+      await quick.close();
+    }
+  });
+});
+
+describe("reader sessions", () => {
+  it("joins a relative metadata file onto the reader's primary path", async () => {
+    const folder = join(dataDir, "with-meta");
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, "meta.json"), JSON.stringify({ lab: "tessera" }));
+    await cp(demo, join(folder, "data.sdata.zarr.zip"));
+    const s = await service.createSession({
+      source: {
+        kind: "read",
+        namespace: "io",
+        function: "open_with_meta",
+        params: { path: join(folder, "data.sdata.zarr.zip"), meta_file: "meta.json" },
+      },
+    });
+    await s.ready;
+    expect(s.summary().error).toBeNull();
+    expect(s.data.attrs.lab).toBe("tessera");
+    // The history keeps the params as given, not the resolved paths.
+    expect(s.appState.compute_history[0]!.params.meta_file).toBe("meta.json");
   });
 });
