@@ -211,24 +211,18 @@ export async function annotate_cells(
     categories: stringArray(categories),
     ordered: existing?.ordered ?? false,
   };
-  const change: Change = { tables: { [ctx.table]: { obs: { [params.region_set]: col } } } };
+  // Colours stay aligned with the categories: a new category gets the next default colour.
   const colors = existing ? existingColors(sd, ctx.table, params.region_set, labels.length) : null;
-  if (colors && categories.length > labels.length) {
-    return {
-      tables: {
-        [ctx.table]: {
-          obs: { [params.region_set]: col },
-          uns: {
-            [`${params.region_set}_colors`]: stringArray([
-              ...colors.map((c, i) => c ?? defaultColor(i)),
-              defaultColor(labels.length),
-            ]),
-          },
-        },
-      },
-    };
-  }
-  return change;
+  const grown = colors && categories.length > labels.length;
+  const uns = grown
+    ? {
+        [`${params.region_set}_colors`]: stringArray([
+          ...colors.map((c, i) => c ?? defaultColor(i)),
+          defaultColor(labels.length),
+        ]),
+      }
+    : undefined;
+  return { tables: { [ctx.table]: { obs: { [params.region_set]: col }, ...(uns ? { uns } : {}) } } };
 }
 
 /** Params of `obs_values`. */
