@@ -1,12 +1,42 @@
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { defineConfig } from "tsup";
 
-// One ESM build for the SDK and the CLI. Workers (later) get their own entries here,
-// since Node 20 cannot start a worker thread from a .ts file.
+/**
+ * Plugin operation modules are loaded by path at run time (the registry imports the module a
+ * manifest names, in a worker thread), so each one is its own entry, derived from the manifests.
+ */
+function pluginEntries(): Record<string, string> {
+  const entries: Record<string, string> = {};
+  for (const plugin of readdirSync("src/plugins")) {
+    const manifest = `src/plugins/${plugin}/manifest.json`;
+    if (!existsSync(manifest)) continue;
+    const { functions } = JSON.parse(readFileSync(manifest, "utf8")) as { functions: { module: string }[] };
+    for (const { module } of functions) {
+      const stem = module.replace(/^\.\//, "").replace(/\.js$/, "");
+      entries[`plugins/${plugin}/${stem}`] = `src/plugins/${plugin}/${stem}.ts`;
+    }
+  }
+  return entries;
+}
+
+/** Copy each plugin's manifest beside its built modules (an installed package has no src/). */
+function copyManifests(): void {
+  for (const plugin of readdirSync("src/plugins")) {
+    const manifest = `src/plugins/${plugin}/manifest.json`;
+    if (!existsSync(manifest)) continue;
+    mkdirSync(`dist/plugins/${plugin}`, { recursive: true });
+    copyFileSync(manifest, `dist/plugins/${plugin}/manifest.json`);
+  }
+}
+
+// One ESM build: the SDK, the CLI, the job worker (Node 20 cannot start a worker thread from a .ts
+// file) and the plugin modules.
 export default defineConfig({
   entry: {
     "sdk/index": "src/sdk/index.ts",
-    "cli": "src/adapters/cli/main.ts",
+    cli: "src/adapters/cli/main.ts",
     "jobs/worker": "src/sdk/jobs/worker.ts",
+    ...pluginEntries(),
   },
   format: ["esm"],
   target: "node20",
@@ -15,4 +45,5 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   splitting: true,
+  onSuccess: async () => copyManifests(),
 });
