@@ -1,4 +1,4 @@
-import { cp, mkdir, writeFile } from "node:fs/promises";
+import { cp, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseRecipe } from "../../../src/sdk/recipes/model.js";
@@ -387,6 +387,11 @@ describe("path containment", () => {
       expect(err).toBeInstanceOf(PathError);
       expect((err as PathError).status).toBe(400);
     }
+    // A symlink inside the data dir that points out of it.
+    await symlink("/etc", join(dataDir, "etc-link"));
+    await expect(
+      service.createSession({ source: { kind: "load", path: "etc-link/hostname" } }),
+    ).rejects.toBeInstanceOf(PathError);
     expect(service.sessions()).toEqual([]);
     const s = await openDemo(service, demo);
     // The same containment applies to reader jobs, stages and pending edits on an open session.
@@ -535,6 +540,26 @@ describe("watchdog and removal", () => {
 });
 
 describe("reader sessions", () => {
+  it("re-running a reader on an open session replaces the object and invalidates every plot", async () => {
+    const s = await openDemo(service, demo);
+    await (await s.submit({ namespace: "pl", function: "test_scatter", params: {} })).done;
+    await (await s.submit(rename("cell_type", "gone"))).done;
+    const rec = record(service, s.id);
+    const out = await (await s.submit({ namespace: "read", function: "read_data", params: { path: demo } }))
+      .done;
+    expect(out.status).toBe("completed");
+    expect(s.data.tables.table!.obs.columns.cell_type).toBeDefined();
+    expect(s.data.tables.table!.obs.columns.gone).toBeUndefined();
+    expect(s.appState.plots[0]!.status).toBe("invalidated");
+    expect(rec.events.some((e) => e.event === "plot.invalidated")).toBe(true);
+    expect(s.dataVersions["tables:table"]).toBe(1);
+    expect(s.appState.compute_history.at(-1)!.structural_diff).toMatchObject({
+      tables: ["table"],
+      images: ["morphology"],
+    });
+    rec.stop();
+  });
+
   it("joins a relative metadata file onto the reader's primary path", async () => {
     const folder = join(dataDir, "with-meta");
     await mkdir(folder, { recursive: true });
