@@ -8,5 +8,7 @@ export async function convertCommand(input: string, output: string): Promise<voi
   const { sdata, warnings, appState } = await openData(input);
   for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
   const result = await writeCheckpoint(sdata, output, { appState });
-  process.stdout.write(`wrote ${result.path} (${(result.bytes / 1e6).toFixed(1)} MB, sha256 ${result.sha256.slice(0, 12)})\n`);
+  process.stdout.write(
+    `wrote ${result.path} (${(result.bytes / 1e6).toFixed(1)} MB, sha256 ${result.sha256.slice(0, 12)})\n`,
+  );
 }

@@ -21,8 +21,14 @@ export function formatInventory(path: string, inv: Inventory): string {
     `${r.name}: ${r.dtype}, ${r.levels.map((l) => `${l.width}×${l.height}`).join(" → ")}${r.channels.length ? `, channels ${r.channels.join(", ")}` : ""}`;
   section("images", inv.images.map(raster));
   section("labels", inv.labels.map(raster));
-  section("shapes", inv.shapes.map((s) => `${s.name}: ${s.n} ${s.geometry}`));
-  section("points", inv.points.map((p) => `${p.name}: ${p.n} points, columns ${p.columns.join(", ")}`));
+  section(
+    "shapes",
+    inv.shapes.map((s) => `${s.name}: ${s.n} ${s.geometry}`),
+  );
+  section(
+    "points",
+    inv.points.map((p) => `${p.name}: ${p.n} points, columns ${p.columns.join(", ")}`),
+  );
   out.push(`coordinate systems: ${inv.coordinate_systems.join(", ") || "-"}`);
   return `${out.join("\n")}\n`;
 }

@@ -16,7 +16,8 @@ export function multiply(a: AffineMatrix, b: AffineMatrix): AffineMatrix {
   const rows = a.length;
   const inner = b.length;
   const cols = b[0]!.length;
-  if (a[0]!.length !== inner) throw new Error(`affine: cannot multiply ${rows}×${a[0]!.length} by ${inner}×${cols}`);
+  if (a[0]!.length !== inner)
+    throw new Error(`affine: cannot multiply ${rows}×${a[0]!.length} by ${inner}×${cols}`);
   const out: AffineMatrix = [];
   for (let i = 0; i < rows; i++) {
     const row = new Array<number>(cols).fill(0);
@@ -64,5 +65,8 @@ export function toAffine6(m: AffineMatrix): [number, number, number, number, num
 
 /** Whether two matrices agree to within `tol`. */
 export function nearlyEqual(a: AffineMatrix, b: AffineMatrix, tol = 1e-9): boolean {
-  return a.length === b.length && a.every((r, i) => r.length === b[i]!.length && r.every((v, j) => Math.abs(v - b[i]![j]!) <= tol));
+  return (
+    a.length === b.length &&
+    a.every((r, i) => r.length === b[i]!.length && r.every((v, j) => Math.abs(v - b[i]![j]!) <= tol))
+  );
 }

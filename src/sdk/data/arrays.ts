@@ -83,7 +83,14 @@ export interface Categorical {
 export type Matrix = DenseArray | SparseMatrix;
 
 /** Constructor of the typed array that holds each dtype. */
-export const TYPED_ARRAY_OF: Record<DType, new (buffer: ArrayBufferLike, offset?: number, length?: number) => TypedArray> = {
+export const TYPED_ARRAY_OF: Record<
+  DType,
+  new (
+    buffer: ArrayBufferLike,
+    offset?: number,
+    length?: number,
+  ) => TypedArray
+> = {
   bool: Uint8Array,
   int8: Int8Array,
   uint8: Uint8Array,
@@ -150,7 +157,11 @@ export function dtypeOf(a: TypedArray): DType {
 }
 
 /** Make a dense array value; `shape` defaults to 1-d. */
-export function dense<T extends TypedArray>(data: T, shape?: readonly number[], dtype?: DType): DenseArray<T> {
+export function dense<T extends TypedArray>(
+  data: T,
+  shape?: readonly number[],
+  dtype?: DType,
+): DenseArray<T> {
   return { kind: "dense", dtype: dtype ?? dtypeOf(data), shape: shape ?? [data.length], data };
 }
 
@@ -186,14 +197,20 @@ export function numberAt(a: TypedArray, i: number): number {
 }
 
 /** Whether a value is a DenseArray, SparseMatrix, StringArray, NullableArray or Categorical. */
-export function isArrayValue(v: unknown): v is DenseArray | SparseMatrix | StringArray | NullableArray | Categorical {
+export function isArrayValue(
+  v: unknown,
+): v is DenseArray | SparseMatrix | StringArray | NullableArray | Categorical {
   if (v === null || typeof v !== "object") return false;
   const k = (v as { kind?: unknown }).kind;
-  return k === "dense" || k === "csr" || k === "csc" || k === "string" || k === "nullable" || k === "categorical";
+  return (
+    k === "dense" || k === "csr" || k === "csc" || k === "string" || k === "nullable" || k === "categorical"
+  );
 }
 
 /** In-memory bytes a value's buffers take (strings counted at 2 bytes per char plus overhead). */
-export function memoryBytes(v: DenseArray | SparseMatrix | StringArray | NullableArray | Categorical): number {
+export function memoryBytes(
+  v: DenseArray | SparseMatrix | StringArray | NullableArray | Categorical,
+): number {
   switch (v.kind) {
     case "dense":
       return v.data.byteLength;

@@ -73,7 +73,8 @@ function applyMap<T>(rec: Readonly<Record<string, T>>, updates: Updates<T>): Rec
 /** Apply slot changes to one table (validated: shapes must agree). */
 export function applyTableChange(t: Table, c: TableChange): Table {
   let uns = t.uns;
-  for (const [path, v] of Object.entries(c.uns ?? {})) uns = v === null ? unsDelete(uns, path) : unsSet(uns, path, v);
+  for (const [path, v] of Object.entries(c.uns ?? {}))
+    uns = v === null ? unsDelete(uns, path) : unsSet(uns, path, v);
   const changedSlots = new Set(Object.keys(c));
   const diskBytes = t.diskBytes
     ? Object.fromEntries(Object.entries(t.diskBytes).filter(([p]) => !changedSlots.has(p.split("/")[0]!)))
@@ -104,7 +105,9 @@ export function applyChange(sd: SpatialData, change: Change): AppliedChange {
   const diff: StructuralDiff = {};
   const touched: string[] = [];
   const note = (slot: string, key: string, path: string) => {
-    (diff[slot] ??= []).includes(key) || diff[slot]!.push(key);
+    const keys = diff[slot] ?? [];
+    if (!keys.includes(key)) keys.push(key);
+    diff[slot] = keys;
     touched.push(path);
   };
   for (const [name, t] of Object.entries(change.replaceTables ?? {})) {

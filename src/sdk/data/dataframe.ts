@@ -1,7 +1,14 @@
 /**
  * DataFrame: an ordered set of typed 1-d columns sharing a string index, as AnnData's obs and var.
  */
-import { type Categorical, type DenseArray, type NullableArray, shortFloat32, type StringArray, strings } from "./arrays.js";
+import {
+  type Categorical,
+  type DenseArray,
+  type NullableArray,
+  type StringArray,
+  shortFloat32,
+  strings,
+} from "./arrays.js";
 
 /** One column of a frame. A dense column of dtype `bool` is a boolean column. */
 export type Column = DenseArray | StringArray | NullableArray | Categorical;

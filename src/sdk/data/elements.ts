@@ -116,7 +116,10 @@ export function pointsCount(p: PointsElement): number {
 }
 
 /** Spatial size (width, height) of a raster level from its shape and axes. */
-export function levelSize(axes: readonly string[], shape: readonly number[]): { width: number; height: number } {
+export function levelSize(
+  axes: readonly string[],
+  shape: readonly number[],
+): { width: number; height: number } {
   const xi = axes.indexOf("x");
   const yi = axes.indexOf("y");
   return { width: shape[xi] ?? 0, height: shape[yi] ?? 0 };

@@ -2,7 +2,7 @@
  * Reading one field (named by a FieldPath) out of a SpatialData object as a small column table:
  * what `tessera inspect --field` prints as CSV, and the base the service's data route serialises.
  */
-import { type DenseArray, numberAt, shortFloat32, type SparseMatrix, type StringArray } from "./arrays.js";
+import { type DenseArray, numberAt, type SparseMatrix, type StringArray, shortFloat32 } from "./arrays.js";
 import { type Column, columnValue, type DataFrame } from "./dataframe.js";
 import { formatFieldPath, parseFieldPath } from "./fieldpath.js";
 import { loadMatrix, type MatrixSlot } from "./lazy.js";
@@ -23,7 +23,11 @@ export interface FieldTable {
 }
 
 /** The table a field path addresses: its own `tables:<name>`, else the active table, else the only one. */
-export function resolveTable(sd: SpatialData, name?: string, active?: string): { name: string; table: Table } {
+export function resolveTable(
+  sd: SpatialData,
+  name?: string,
+  active?: string,
+): { name: string; table: Table } {
   const pick = name ?? active;
   if (pick) return { name: pick, table: getElement(sd, "tables", pick) };
   const names = Object.keys(sd.tables);
@@ -37,7 +41,8 @@ export function resolveTable(sd: SpatialData, name?: string, active?: string): {
 
 function frameTable(df: DataFrame, only?: string): FieldTable {
   const names = only === undefined ? df.columnOrder : [only];
-  for (const n of names) if (!(n in df.columns)) throw new Error(`no column "${n}" (have: ${df.columnOrder.join(", ")})`);
+  for (const n of names)
+    if (!(n in df.columns)) throw new Error(`no column "${n}" (have: ${df.columnOrder.join(", ")})`);
   return {
     index: df.index.values.map((v) => v ?? ""),
     indexName: df.indexName,
@@ -49,7 +54,12 @@ function frameTable(df: DataFrame, only?: string): FieldTable {
   };
 }
 
-function matrixColumns(m: DenseArray | SparseMatrix, prefix: string, index: readonly string[] | null, indexName: string): FieldTable {
+function matrixColumns(
+  m: DenseArray | SparseMatrix,
+  prefix: string,
+  index: readonly string[] | null,
+  indexName: string,
+): FieldTable {
   if (m.kind !== "dense") {
     // Sparse: triplets, never densified.
     const rows: number[] = [];
@@ -93,14 +103,26 @@ function matrixColumns(m: DenseArray | SparseMatrix, prefix: string, index: read
 }
 
 function unsTable(v: UnsValue, name: string): FieldTable {
-  if (v === null || typeof v !== "object") return { index: null, indexName: "", nRows: 1, columns: [{ name, get: () => v }] };
+  if (v === null || typeof v !== "object")
+    return { index: null, indexName: "", nRows: 1, columns: [{ name, get: () => v }] };
   if (isUnsDict(v)) {
     const keys = Object.keys(v.entries);
-    return { index: keys, indexName: "key", nRows: keys.length, columns: [{ name: "kind", get: (i) => describeUns(v.entries[keys[i]!]!) }] };
+    return {
+      index: keys,
+      indexName: "key",
+      nRows: keys.length,
+      columns: [{ name: "kind", get: (i) => describeUns(v.entries[keys[i]!]!) }],
+    };
   }
   if (v.kind === "dataframe") return frameTable(v);
   if (v.kind === "dense" || v.kind === "csr" || v.kind === "csc") return matrixColumns(v, name, null, "");
-  if (v.kind === "string") return { index: null, indexName: "", nRows: v.values.length, columns: [{ name, get: (i) => (v as StringArray).values[i] ?? null }] };
+  if (v.kind === "string")
+    return {
+      index: null,
+      indexName: "",
+      nRows: v.values.length,
+      columns: [{ name, get: (i) => (v as StringArray).values[i] ?? null }],
+    };
   const col = v as Column;
   const len = col.kind === "categorical" ? col.codes.length : col.kind === "nullable" ? col.data.length : 0;
   return { index: null, indexName: "", nRows: len, columns: [{ name, get: (i) => columnValue(col, i) }] };
@@ -129,7 +151,9 @@ export async function readField(sd: SpatialData, path: string, active?: string):
   const names = table.obs.index.values.map((v) => v ?? "");
   const { slot, key } = fp;
   const fail = (have: string[]): never => {
-    throw new Error(`field ${formatFieldPath(fp)}: no ${slot} entry "${key}"${have.length ? ` (have: ${have.slice(0, 20).join(", ")})` : ""}`);
+    throw new Error(
+      `field ${formatFieldPath(fp)}: no ${slot} entry "${key}"${have.length ? ` (have: ${have.slice(0, 20).join(", ")})` : ""}`,
+    );
   };
   switch (slot) {
     case "obs":
@@ -138,14 +162,20 @@ export async function readField(sd: SpatialData, path: string, active?: string):
       return frameTable(table.var, key);
     case "X":
     case "layers": {
-      const slotValue: MatrixSlot | null = slot === "X" ? table.X : key !== undefined ? (table.layers[key] ?? null) : null;
+      const slotValue: MatrixSlot | null =
+        slot === "X" ? table.X : key !== undefined ? (table.layers[key] ?? null) : null;
       if (slot === "layers" && (key === undefined || !slotValue)) return fail(Object.keys(table.layers));
       if (!slotValue) throw new Error(`field ${path}: the table has no X`);
       const m = await loadMatrix(slotValue);
       if (slot === "X" && key !== undefined) {
         const j = table.var.index.values.indexOf(key);
         if (j < 0) throw new Error(`field ${path}: no gene "${key}" in var names`);
-        return { index: names, indexName: table.obs.indexName, nRows: nObs(table), columns: [{ name: key, get: geneGetter(m, j) }] };
+        return {
+          index: names,
+          indexName: table.obs.indexName,
+          nRows: nObs(table),
+          columns: [{ name: key, get: geneGetter(m, j) }],
+        };
       }
       return matrixColumns(m, slot === "X" ? "X" : key!, names, table.obs.indexName);
     }
@@ -157,8 +187,14 @@ export async function readField(sd: SpatialData, path: string, active?: string):
       if (key === undefined || !rec[key]) return fail(Object.keys(rec));
       const v = rec[key]!;
       if (v.kind === "dataframe") return frameTable(v);
-      const rowNames = slot === "obsm" ? names : slot === "varm" ? table.var.index.values.map((x) => x ?? "") : null;
-      return matrixColumns(await loadMatrix(v), key, rowNames, slot === "varm" ? table.var.indexName : table.obs.indexName);
+      const rowNames =
+        slot === "obsm" ? names : slot === "varm" ? table.var.index.values.map((x) => x ?? "") : null;
+      return matrixColumns(
+        await loadMatrix(v),
+        key,
+        rowNames,
+        slot === "varm" ? table.var.indexName : table.obs.indexName,
+      );
     }
     case "uns": {
       if (key === undefined) return unsTable(table.uns, "uns");
@@ -177,11 +213,14 @@ export async function readField(sd: SpatialData, path: string, active?: string):
 function geneGetter(m: DenseArray | SparseMatrix, j: number): (row: number) => FieldValue {
   if (m.kind === "dense") {
     const cols = m.shape[1]!;
-    return m.dtype === "float32" ? (i) => shortFloat32(numberAt(m.data, i * cols + j)) : (i) => numberAt(m.data, i * cols + j);
+    return m.dtype === "float32"
+      ? (i) => shortFloat32(numberAt(m.data, i * cols + j))
+      : (i) => numberAt(m.data, i * cols + j);
   }
   const values = new Float64Array(m.shape[0]);
   if (m.kind === "csc") {
-    for (let k = numberAt(m.indptr, j); k < numberAt(m.indptr, j + 1); k++) values[numberAt(m.indices, k)] = numberAt(m.data, k);
+    for (let k = numberAt(m.indptr, j); k < numberAt(m.indptr, j + 1); k++)
+      values[numberAt(m.indices, k)] = numberAt(m.data, k);
   } else {
     for (let i = 0; i < m.shape[0]; i++) {
       for (let k = numberAt(m.indptr, i); k < numberAt(m.indptr, i + 1); k++) {
@@ -199,7 +238,9 @@ export function fieldToCsv(t: FieldTable): string {
     const s = typeof v === "number" && !Number.isFinite(v) ? String(v) : String(v);
     return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
   };
-  const header = [...(t.index ? [t.indexName || "index"] : []), ...t.columns.map((c) => c.name)].map(q).join(",");
+  const header = [...(t.index ? [t.indexName || "index"] : []), ...t.columns.map((c) => c.name)]
+    .map(q)
+    .join(",");
   const lines = [header];
   for (let i = 0; i < t.nRows; i++) {
     const cells = t.index ? [q(t.index[i] ?? "")] : [];

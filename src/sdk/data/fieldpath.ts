@@ -14,7 +14,18 @@
  */
 
 /** Table slots a field path can name. */
-export const TABLE_SLOTS = ["obs", "var", "obsm", "varm", "obsp", "varp", "layers", "uns", "X", "raw"] as const;
+export const TABLE_SLOTS = [
+  "obs",
+  "var",
+  "obsm",
+  "varm",
+  "obsp",
+  "varp",
+  "layers",
+  "uns",
+  "X",
+  "raw",
+] as const;
 /** A table slot. */
 export type TableSlot = (typeof TABLE_SLOTS)[number];
 
@@ -55,14 +66,19 @@ export function parseFieldPath(text: string): FieldPath {
     const table = rest!.slice(0, second);
     if (!table) bad("empty table name");
     const inner = parseFieldPath(rest!.slice(second + 1));
-    if (inner.kind !== "table" || inner.table !== undefined) bad("after tables:<name>: a table slot must follow");
+    if (inner.kind !== "table" || inner.table !== undefined)
+      bad("after tables:<name>: a table slot must follow");
     return { ...(inner as Extract<FieldPath, { kind: "table" }>), table };
   }
   if ((TABLE_SLOTS as readonly string[]).includes(head)) {
     if (rest === "") bad(`empty key after "${head}:"`);
-    return rest === undefined ? { kind: "table", slot: head as TableSlot } : { kind: "table", slot: head as TableSlot, key: rest };
+    return rest === undefined
+      ? { kind: "table", slot: head as TableSlot }
+      : { kind: "table", slot: head as TableSlot, key: rest };
   }
-  return bad(`unknown prefix "${head}" (expected one of ${[...TABLE_SLOTS, "tables", ...ELEMENT_FAMILIES].join(", ")})`);
+  return bad(
+    `unknown prefix "${head}" (expected one of ${[...TABLE_SLOTS, "tables", ...ELEMENT_FAMILIES].join(", ")})`,
+  );
 }
 
 /** Format a parsed field path back to its string; `formatFieldPath(parseFieldPath(s)) === s`. */

@@ -2,7 +2,7 @@
  * The element inventory of a SpatialData object: what `tessera inspect --json` prints and what the
  * service's `elements` route builds on. Pure function of the object; reads no pixel or matrix data.
  */
-import { columnKind, type ColumnKind } from "./dataframe.js";
+import { type ColumnKind, columnKind } from "./dataframe.js";
 import { levelSize, pointsCount, shapesCount } from "./elements.js";
 import { matrixInfo } from "./lazy.js";
 import { coordinateSystems, type SpatialData } from "./spatialdata.js";
@@ -75,7 +75,11 @@ export interface Inventory {
 
 /** List one table's slots. */
 export function tableEntry(name: string, t: Table): TableEntry {
-  const region = t.annotation ? (Array.isArray(t.annotation.region) ? [...t.annotation.region] : [t.annotation.region as string]) : [];
+  const region = t.annotation
+    ? Array.isArray(t.annotation.region)
+      ? [...t.annotation.region]
+      : [t.annotation.region as string]
+    : [];
   return {
     name,
     n_obs: nObs(t),
@@ -93,10 +97,16 @@ export function tableEntry(name: string, t: Table): TableEntry {
 
 /** Build the inventory of an object (element names sorted within each family). */
 export function inventory(sd: SpatialData): Inventory {
-  const sorted = <T>(rec: Readonly<Record<string, T>>) => Object.entries(rec).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = <T>(rec: Readonly<Record<string, T>>) =>
+    Object.entries(rec).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const raster = (
     name: string,
-    el: { axes: readonly string[]; dtype: string; levels: readonly { shape: readonly number[] }[]; transformations: object },
+    el: {
+      axes: readonly string[];
+      dtype: string;
+      levels: readonly { shape: readonly number[] }[];
+      transformations: object;
+    },
     channels: readonly string[],
   ): RasterEntry => ({
     name,

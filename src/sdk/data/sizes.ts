@@ -6,7 +6,7 @@ import { BYTES_PER_ELEMENT, memoryBytes } from "./arrays.js";
 import type { DataFrame } from "./dataframe.js";
 import type { RasterLevel, SpatialElement } from "./elements.js";
 import { type MatrixSlot, matrixInfo } from "./lazy.js";
-import { KEYED_SLOTS, type AxisArray, type Table } from "./table.js";
+import { type AxisArray, KEYED_SLOTS, type Table } from "./table.js";
 import { isUnsDict, type UnsValue } from "./uns.js";
 
 /** A table slot with its size; `required` slots cannot be left out of a save. */
@@ -56,13 +56,19 @@ export function tableSlotSizes(t: Table): SlotSize[] {
   out.push({ path: "var", bytes: pick("var", () => frameBytes(t.var)), required: true });
   out.push({ path: "uns", bytes: pick("uns", () => unsBytes(t.uns)), required: true });
   if (t.raw) {
-    out.push({ path: "raw", bytes: pick("raw", () => matrixBytes(t.raw!.X) + frameBytes(t.raw!.var)), required: false });
+    out.push({
+      path: "raw",
+      bytes: pick("raw", () => matrixBytes(t.raw!.X) + frameBytes(t.raw!.var)),
+      required: false,
+    });
   }
   for (const slot of KEYED_SLOTS) {
     for (const [key, value] of Object.entries(t[slot])) {
       const path = `${slot}/${key}`;
       const bytes = pick(path, () =>
-        slot === "obsm" || slot === "varm" ? axisArrayBytes(value as AxisArray) : matrixBytes(value as MatrixSlot),
+        slot === "obsm" || slot === "varm"
+          ? axisArrayBytes(value as AxisArray)
+          : matrixBytes(value as MatrixSlot),
       );
       out.push({ path, bytes, required: false });
     }
@@ -87,7 +93,10 @@ export function elementBytes(el: SpatialElement): number {
       if (el.diskBytes != null) return el.diskBytes;
       const g = el.geometry;
       const geo =
-        g.coords.byteLength + (g.geomOffsets?.byteLength ?? 0) + (g.polygonOffsets?.byteLength ?? 0) + (g.ringOffsets?.byteLength ?? 0);
+        g.coords.byteLength +
+        (g.geomOffsets?.byteLength ?? 0) +
+        (g.polygonOffsets?.byteLength ?? 0) +
+        (g.ringOffsets?.byteLength ?? 0);
       return geo + frameBytes(el.frame);
     }
   }

@@ -3,7 +3,13 @@
  * attrs; every change returns a new object that shares what did not change.
  */
 import { type AffineMatrix, identityMatrix, invert, multiply } from "./affine.js";
-import type { ImageElement, LabelsElement, PointsElement, ShapesElement, SpatialElement } from "./elements.js";
+import type {
+  ImageElement,
+  LabelsElement,
+  PointsElement,
+  ShapesElement,
+  SpatialElement,
+} from "./elements.js";
 import type { Table } from "./table.js";
 import { spatialAxes, transformationMatrix } from "./transforms.js";
 
@@ -61,7 +67,12 @@ export function makeSpatialData(init: Partial<Omit<SpatialData, "kind">> = {}): 
 }
 
 /** A new object with one element added or replaced. */
-export function withElement<K extends ElementKind>(sd: SpatialData, kind: K, name: string, el: ElementOfKind[K]): SpatialData {
+export function withElement<K extends ElementKind>(
+  sd: SpatialData,
+  kind: K,
+  name: string,
+  el: ElementOfKind[K],
+): SpatialData {
   return { ...sd, [kind]: { ...sd[kind], [name]: el } };
 }
 
@@ -76,13 +87,17 @@ export function getElement<K extends ElementKind>(sd: SpatialData, kind: K, name
   const el = (sd[kind] as Record<string, ElementOfKind[K]>)[name];
   if (!el) {
     const have = Object.keys(sd[kind]);
-    throw new Error(`no ${kind} element named "${name}"${have.length ? ` (have: ${have.join(", ")})` : ` (the object has no ${kind})`}`);
+    throw new Error(
+      `no ${kind} element named "${name}"${have.length ? ` (have: ${have.join(", ")})` : ` (the object has no ${kind})`}`,
+    );
   }
   return el;
 }
 
 /** Every spatial (non-table) element with its family. */
-export function spatialElements(sd: SpatialData): { kind: Exclude<ElementKind, "tables">; element: SpatialElement }[] {
+export function spatialElements(
+  sd: SpatialData,
+): { kind: Exclude<ElementKind, "tables">; element: SpatialElement }[] {
   const out: { kind: Exclude<ElementKind, "tables">; element: SpatialElement }[] = [];
   for (const kind of ["images", "labels", "points", "shapes"] as const) {
     for (const el of Object.values(sd[kind])) out.push({ kind, element: el });
@@ -93,7 +108,8 @@ export function spatialElements(sd: SpatialData): { kind: Exclude<ElementKind, "
 /** Names of all coordinate systems any element maps to, sorted. */
 export function coordinateSystems(sd: SpatialData): string[] {
   const names = new Set<string>();
-  for (const { element } of spatialElements(sd)) for (const cs of Object.keys(element.transformations)) names.add(cs);
+  for (const { element } of spatialElements(sd))
+    for (const cs of Object.keys(element.transformations)) names.add(cs);
   return [...names].sort();
 }
 
@@ -109,7 +125,12 @@ export function elementSpatialAxes(el: SpatialElement): string[] {
  * backwards through their inverse where needed (as spatialdata's `get_transformation_between_coordinate_systems`
  * does), so an element can be placed in a system it has no direct edge to.
  */
-export function transformTo(sd: SpatialData, el: SpatialElement, target: string, axes?: readonly string[]): AffineMatrix {
+export function transformTo(
+  sd: SpatialData,
+  el: SpatialElement,
+  target: string,
+  axes?: readonly string[],
+): AffineMatrix {
   const ax = axes ?? elementSpatialAxes(el);
   const start = `element:${el.name}`;
   // Nodes: `element:<name>` (intrinsic systems) and `cs:<name>`. Edges carry matrices.

@@ -137,7 +137,9 @@ function ownMatrix(t: Transformation, ownIn: readonly string[], ownOut: readonly
     case "affine": {
       const a = t.affine;
       if (a.length < nOut || a[0]!.length !== nIn + 1) {
-        throw new Error(`affine matrix is ${a.length}×${a[0]?.length}, expected ${nOut + 1}×${nIn + 1} for axes ${ownIn.join(",")} → ${ownOut.join(",")}`);
+        throw new Error(
+          `affine matrix is ${a.length}×${a[0]?.length}, expected ${nOut + 1}×${nIn + 1} for axes ${ownIn.join(",")} → ${ownOut.join(",")}`,
+        );
       }
       for (let i = 0; i < nOut; i++) for (let j = 0; j <= nIn; j++) m[i]![j] = a[i]![j]!;
       return m;
@@ -192,7 +194,8 @@ export function parseTransformation(json: unknown, where = "transformation"): Tr
     ...(o.output && typeof o.output === "object" ? { output: parseCs(o.output, `${where}.output`) } : {}),
   };
   const nums = (v: unknown, field: string): number[] => {
-    if (!Array.isArray(v) || v.some((x) => typeof x !== "number")) throw new Error(`${where}: "${field}" must be a list of numbers`);
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "number"))
+      throw new Error(`${where}: "${field}" must be a list of numbers`);
     return v as number[];
   };
   switch (o.type) {
@@ -204,13 +207,19 @@ export function parseTransformation(json: unknown, where = "transformation"): Tr
       return { type: "translation", translation: nums(o.translation, "translation"), ...io };
     case "affine": {
       if (!Array.isArray(o.affine)) throw new Error(`${where}: "affine" must be a matrix`);
-      return { type: "affine", affine: (o.affine as unknown[]).map((r, i) => nums(r, `affine[${i}]`)), ...io };
+      return {
+        type: "affine",
+        affine: (o.affine as unknown[]).map((r, i) => nums(r, `affine[${i}]`)),
+        ...io,
+      };
     }
     case "sequence": {
       if (!Array.isArray(o.transformations)) throw new Error(`${where}: "transformations" must be a list`);
       return {
         type: "sequence",
-        transformations: o.transformations.map((t, i) => parseTransformation(t, `${where}.transformations[${i}]`)),
+        transformations: o.transformations.map((t, i) =>
+          parseTransformation(t, `${where}.transformations[${i}]`),
+        ),
         ...io,
       };
     }
@@ -245,5 +254,7 @@ export function transformationToJson(t: Transformation): Record<string, unknown>
 
 /** Default axis descriptions (SpatialData's) for axis names. */
 export function defaultAxes(names: readonly string[]): Axis[] {
-  return names.map((n) => (n === "c" ? { name: n, type: "channel" } : { name: n, type: "space", unit: "unit" }));
+  return names.map((n) =>
+    n === "c" ? { name: n, type: "channel" } : { name: n, type: "space", unit: "unit" },
+  );
 }

@@ -75,20 +75,28 @@ export function unsDelete(root: UnsDict, path: string): UnsDict {
  */
 export function unsFromJson(v: unknown): UnsValue {
   if (v === null || v === undefined) return null;
-  if (typeof v === "number" || typeof v === "string" || typeof v === "boolean" || typeof v === "bigint") return v;
+  if (typeof v === "number" || typeof v === "string" || typeof v === "boolean" || typeof v === "bigint")
+    return v;
   if (Array.isArray(v)) {
     if (v.every((x) => typeof x === "string")) return { kind: "string", shape: [v.length], values: v };
     if (v.every((x) => typeof x === "number")) {
       return { kind: "dense", dtype: "float64", shape: [v.length], data: Float64Array.from(v) };
     }
     if (v.every((x) => typeof x === "boolean")) {
-      return { kind: "dense", dtype: "bool", shape: [v.length], data: Uint8Array.from(v, (b) => (b ? 1 : 0)) };
+      return {
+        kind: "dense",
+        dtype: "bool",
+        shape: [v.length],
+        data: Uint8Array.from(v, (b) => (b ? 1 : 0)),
+      };
     }
     // Mixed lists have no anndata encoding; keep them as a dict keyed by position.
     return unsDict(Object.fromEntries(v.map((x, i) => [String(i), unsFromJson(x)])));
   }
   if (typeof v === "object") {
-    return unsDict(Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unsFromJson(x)])));
+    return unsDict(
+      Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unsFromJson(x)])),
+    );
   }
   throw new Error(`unsFromJson: cannot store a ${typeof v}`);
 }

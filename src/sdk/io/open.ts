@@ -30,7 +30,6 @@ export interface OpenResult {
 
 const TIFF_RE = /\.(ome\.)?tiff?$|\.companion\.ome$/i;
 
-
 /** Open `location` (a path or an http(s) URL) whatever format it is in. */
 export async function openData(location: string): Promise<OpenResult> {
   const isUrl = /^https?:\/\//i.test(location);
@@ -49,7 +48,11 @@ export async function openData(location: string): Promise<OpenResult> {
   if (TIFF_RE.test(location)) {
     if (isUrl) throw new Error(`${location}: OME-TIFF files are read from local paths only`);
     const image = await readOmeTiff(location);
-    return { sdata: imageOnly({ ...image, name: datasetName(location) }, location, "ome-tiff"), warnings: [], format: "ome-tiff" };
+    return {
+      sdata: imageOnly({ ...image, name: datasetName(location) }, location, "ome-tiff"),
+      warnings: [],
+      format: "ome-tiff",
+    };
   }
 
   const store = await openStore(location);
@@ -60,7 +63,10 @@ export async function openData(location: string): Promise<OpenResult> {
   }
   const rootAttrs = await tree.attrs("");
   const children = await tree.children("");
-  if (rootAttrs["encoding-type"] === "MuData" || (children.includes("mod") && !isSpatialDataRoot(rootAttrs, children))) {
+  if (
+    rootAttrs["encoding-type"] === "MuData" ||
+    (children.includes("mod") && !isSpatialDataRoot(rootAttrs, children))
+  ) {
     const tables: Record<string, Table> = {};
     const warnings: string[] = [];
     for (const mod of await tree.children("mod")) {
@@ -68,7 +74,11 @@ export async function openData(location: string): Promise<OpenResult> {
       tables[mod] = r.table;
       warnings.push(...r.warnings.map((w) => `mod/${mod}: ${w}`));
     }
-    return { sdata: makeSpatialData({ tables, source: { path: location, format: "mudata-zarr" } }), warnings, format: "mudata-zarr" };
+    return {
+      sdata: makeSpatialData({ tables, source: { path: location, format: "mudata-zarr" } }),
+      warnings,
+      format: "mudata-zarr",
+    };
   }
   if (rootAttrs["encoding-type"] === "anndata" || (children.includes("obs") && children.includes("var"))) {
     const { table, warnings } = await readAnnDataZarr(tree.store, "/");
@@ -78,7 +88,10 @@ export async function openData(location: string): Promise<OpenResult> {
     const { sdata, warnings } = await readSpatialData(store);
     return { sdata, warnings, format: "spatialdata-zarr" };
   }
-  const ome = rootAttrs.multiscales || (rootAttrs.ome as Record<string, unknown> | undefined)?.multiscales || rootAttrs["bioformats2raw.layout"];
+  const ome =
+    rootAttrs.multiscales ||
+    (rootAttrs.ome as Record<string, unknown> | undefined)?.multiscales ||
+    rootAttrs["bioformats2raw.layout"];
   if (ome) {
     const name = datasetName(location);
     const contents = await openOmeZarr(tree.store, { name });

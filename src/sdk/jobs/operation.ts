@@ -46,4 +46,8 @@ export interface OperationResults {
 }
 
 /** An operation function. */
-export type Operation<P = Record<string, unknown>, R = unknown> = (sd: SpatialData, params: P, ctx: OpContext) => Promise<R> | R;
+export type Operation<P = Record<string, unknown>, R = unknown> = (
+  sd: SpatialData,
+  params: P,
+  ctx: OpContext,
+) => Promise<R> | R;

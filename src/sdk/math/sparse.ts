@@ -2,11 +2,19 @@
  * Sparse-matrix layout conversions (CSR ↔ CSC, dense → CSC). Outputs go on SharedArrayBuffer.
  * Used by the checkpoint's column-major mirror of X and, later, by operations that need gene-major access.
  */
-import { allocArray, type DenseArray, type IndexArray, type SparseMatrix, type TypedArray } from "../data/arrays.js";
+import {
+  allocArray,
+  type DenseArray,
+  type IndexArray,
+  type SparseMatrix,
+  type TypedArray,
+} from "../data/arrays.js";
 
 /** An index array able to hold values up to `max` (Int32 while it fits, else Float64). */
 export function allocIndex(length: number, max: number): IndexArray {
-  return max <= 0x7fffffff ? (allocArray("int32", length) as Int32Array) : (allocArray("float64", length) as Float64Array);
+  return max <= 0x7fffffff
+    ? (allocArray("int32", length) as Int32Array)
+    : (allocArray("float64", length) as Float64Array);
 }
 
 /**

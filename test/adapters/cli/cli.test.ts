@@ -1,6 +1,6 @@
 /** The `tessera` command run as a real process (through tsx, on the sources). */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +13,9 @@ const MAIN = fileURLToPath(new URL("../../../src/adapters/cli/main.ts", import.m
 
 async function tessera(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", MAIN, ...args], { maxBuffer: 64 << 20 });
+    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", MAIN, ...args], {
+      maxBuffer: 64 << 20,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -34,7 +36,14 @@ describe("tessera inspect", () => {
     const r = await tessera("inspect", fixture("vitessce-sdata-blobs-0.3-full/blobs.sdata.zarr"), "--json");
     expect(r.code).toBe(0);
     const inv = JSON.parse(r.stdout);
-    expect(Object.keys(inv).sort()).toEqual(["coordinate_systems", "images", "labels", "points", "shapes", "tables"]);
+    expect(Object.keys(inv).sort()).toEqual([
+      "coordinate_systems",
+      "images",
+      "labels",
+      "points",
+      "shapes",
+      "tables",
+    ]);
     expect(inv.coordinate_systems).toEqual(["global"]);
     expect(inv.images).toEqual([
       {
@@ -49,17 +58,36 @@ describe("tessera inspect", () => {
         coordinate_systems: ["global"],
       },
     ]);
-    expect(inv.shapes.map((s: { name: string; n: number; geometry: string }) => [s.name, s.n, s.geometry])).toEqual([
+    expect(
+      inv.shapes.map((s: { name: string; n: number; geometry: string }) => [s.name, s.n, s.geometry]),
+    ).toEqual([
       ["blobs_circles", 5, "circle"],
       ["blobs_multipolygons", 2, "multipolygon"],
       ["blobs_polygons", 5, "polygon"],
     ]);
-    expect(inv.points[0]).toMatchObject({ name: "blobs_points", n: 200, columns: ["x", "y", "genes", "instance_id"] });
-    expect(inv.tables[0]).toMatchObject({ name: "table", n_obs: 26, n_vars: 3, obs: [{ name: "instance_id", kind: "numeric" }, { name: "region", kind: "categorical" }] });
+    expect(inv.points[0]).toMatchObject({
+      name: "blobs_points",
+      n: 200,
+      columns: ["x", "y", "genes", "instance_id"],
+    });
+    expect(inv.tables[0]).toMatchObject({
+      name: "table",
+      n_obs: 26,
+      n_vars: 3,
+      obs: [
+        { name: "instance_id", kind: "numeric" },
+        { name: "region", kind: "categorical" },
+      ],
+    });
   });
 
   it("--field prints one field as CSV", async () => {
-    const r = await tessera("inspect", fixture("scanpy-pbmc68k-reduced/10x_pbmc68k_reduced.h5ad"), "--field", "obs:bulk_labels");
+    const r = await tessera(
+      "inspect",
+      fixture("scanpy-pbmc68k-reduced/10x_pbmc68k_reduced.h5ad"),
+      "--field",
+      "obs:bulk_labels",
+    );
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toBe("index,bulk_labels");
@@ -76,7 +104,12 @@ describe("tessera inspect", () => {
     const unknown = await tessera("inspect", text);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain(text);
-    const field = await tessera("inspect", fixture("scanpy-pbmc68k-reduced/10x_pbmc68k_reduced.h5ad"), "--field", "obs:nothing");
+    const field = await tessera(
+      "inspect",
+      fixture("scanpy-pbmc68k-reduced/10x_pbmc68k_reduced.h5ad"),
+      "--field",
+      "obs:nothing",
+    );
     expect(field.code).toBe(1);
     expect(field.stderr).toMatch(/no column "nothing"/);
     const usage = await tessera("frobnicate");
@@ -101,7 +134,11 @@ describe("tessera convert", () => {
   });
 
   it("refuses an output that is not a .zarr.zip", async () => {
-    const r = await tessera("convert", fixture("vitessce-sdata-blobs-0.7/blobs.sdata.zarr"), join(dir, "x.h5ad"));
+    const r = await tessera(
+      "convert",
+      fixture("vitessce-sdata-blobs-0.7/blobs.sdata.zarr"),
+      join(dir, "x.h5ad"),
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/must be a \.sdata\.zarr\.zip/);
   });

@@ -20,7 +20,15 @@ describe("applyChange", () => {
     const { sdata, diff, touched } = applyChange(sd, {
       tables: {
         table: {
-          obs: { leiden: { kind: "categorical", codes: Int32Array.from([0, 1]), categories: strings(["0", "1"]), ordered: false }, n: null },
+          obs: {
+            leiden: {
+              kind: "categorical",
+              codes: Int32Array.from([0, 1]),
+              categories: strings(["0", "1"]),
+              ordered: false,
+            },
+            n: null,
+          },
           obsm: { X_pca: pca },
           uns: { "neighbors/params/n_neighbors": 15 },
         },
@@ -37,7 +45,9 @@ describe("applyChange", () => {
   });
 
   it("rejects an inconsistent change and leaves the object as it was", () => {
-    expect(() => applyChange(sd, { tables: { table: { obsm: { bad: dense(Float64Array.from([1, 2, 3]), [3, 1]) } } } })).toThrow(/obsm\/bad has shape/);
+    expect(() =>
+      applyChange(sd, { tables: { table: { obsm: { bad: dense(Float64Array.from([1, 2, 3]), [3, 1]) } } } }),
+    ).toThrow(/obsm\/bad has shape/);
     expect(() => applyChange(sd, { tables: { nope: { obs: {} } } })).toThrow(/no table "nope"/);
     expect(sd.tables.table!.obsm.bad).toBeUndefined();
   });

@@ -8,11 +8,23 @@ import { makeTable } from "../../../src/sdk/data/table.js";
 
 const table = makeTable({
   obs: dataFrame(["c1", "c2", "c3"], {
-    leiden: { kind: "categorical", codes: Int32Array.from([1, 0, -1]), categories: strings(["a", "b,c"]), ordered: false },
+    leiden: {
+      kind: "categorical",
+      codes: Int32Array.from([1, 0, -1]),
+      categories: strings(["a", "b,c"]),
+      ordered: false,
+    },
     n: dense(Float64Array.from([1.5, 2, 3])),
   }),
   var: dataFrame(["g1", "g2"], {}),
-  X: { kind: "csr", dtype: "float32", shape: [3, 2], data: Float32Array.from([1, 2, 3]), indices: Int32Array.from([0, 1, 1]), indptr: Int32Array.from([0, 1, 2, 3]) },
+  X: {
+    kind: "csr",
+    dtype: "float32",
+    shape: [3, 2],
+    data: Float32Array.from([1, 2, 3]),
+    indices: Int32Array.from([0, 1, 1]),
+    indptr: Int32Array.from([0, 1, 2, 3]),
+  },
   obsm: { spatial: dense(Float64Array.from([0, 1, 2, 3, 4, 5]), [3, 2]) },
 });
 const sd = makeSpatialData({ tables: { table } });
@@ -25,7 +37,9 @@ describe("readField", () => {
     expect(fieldToCsv(await readField(sd, "X:g2"))).toBe("_index,g2\nc1,0\nc2,2\nc3,3\n");
   });
   it("reads obsm as components and names the table explicitly", async () => {
-    expect(fieldToCsv(await readField(sd, "tables:table:obsm:spatial"))).toBe("_index,spatial_0,spatial_1\nc1,0,1\nc2,2,3\nc3,4,5\n");
+    expect(fieldToCsv(await readField(sd, "tables:table:obsm:spatial"))).toBe(
+      "_index,spatial_0,spatial_1\nc1,0,1\nc2,2,3\nc3,4,5\n",
+    );
   });
   it("errors clearly on unknown fields", async () => {
     await expect(readField(sd, "obs:nope")).rejects.toThrow(/no column "nope" \(have: leiden, n\)/);
@@ -34,6 +48,15 @@ describe("readField", () => {
   });
   it("inventory lists the table", () => {
     const inv = inventory(sd);
-    expect(inv.tables[0]).toMatchObject({ name: "table", n_obs: 3, n_vars: 2, obs: [{ name: "leiden", kind: "categorical" }, { name: "n", kind: "numeric" }], obsm: [{ name: "spatial", n_components: 2 }] });
+    expect(inv.tables[0]).toMatchObject({
+      name: "table",
+      n_obs: 3,
+      n_vars: 2,
+      obs: [
+        { name: "leiden", kind: "categorical" },
+        { name: "n", kind: "numeric" },
+      ],
+      obsm: [{ name: "spatial", n_components: 2 }],
+    });
   });
 });

@@ -23,10 +23,18 @@ describe("FieldPath", () => {
 
   it("parses keys with colons whole", () => {
     expect(parseFieldPath("X:HLA:DRA")).toEqual({ kind: "table", slot: "X", key: "HLA:DRA" });
-    expect(parseFieldPath("tables:t1:obsm:spatial")).toEqual({ kind: "table", table: "t1", slot: "obsm", key: "spatial" });
+    expect(parseFieldPath("tables:t1:obsm:spatial")).toEqual({
+      kind: "table",
+      table: "t1",
+      slot: "obsm",
+      key: "spatial",
+    });
   });
 
-  it.each(["", "foo:bar", "obs:", "images", "tables::obs", "tables:t:images:x"])("rejects %j with a message", (s) => {
-    expect(() => parseFieldPath(s)).toThrow(/invalid field path/);
-  });
+  it.each(["", "foo:bar", "obs:", "images", "tables::obs", "tables:t:images:x"])(
+    "rejects %j with a message",
+    (s) => {
+      expect(() => parseFieldPath(s)).toThrow(/invalid field path/);
+    },
+  );
 });

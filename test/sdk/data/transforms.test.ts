@@ -6,7 +6,12 @@ const cs = (name: string, axes: string[]) => ({ name, axes: axes.map((a) => ({ n
 
 describe("transformation matrices", () => {
   it("scale over c,y,x drops the channel and keeps x/y order", () => {
-    const t = parseTransformation({ type: "scale", scale: [1, 2, 3], input: cs("cyx", ["c", "y", "x"]), output: cs("global", ["c", "y", "x"]) });
+    const t = parseTransformation({
+      type: "scale",
+      scale: [1, 2, 3],
+      input: cs("cyx", ["c", "y", "x"]),
+      output: cs("global", ["c", "y", "x"]),
+    });
     const m = transformationMatrix(t, ["x", "y"], ["x", "y"]);
     expect(m).toEqual([
       [3, 0, 0],
@@ -56,7 +61,12 @@ describe("transformation matrices", () => {
   });
 
   it("mapAxis swaps axes and inverse undoes a matrix", () => {
-    const t = parseTransformation({ type: "mapAxis", mapAxis: { x: "y", y: "x" }, input: cs("a", ["x", "y"]), output: cs("b", ["x", "y"]) });
+    const t = parseTransformation({
+      type: "mapAxis",
+      mapAxis: { x: "y", y: "x" },
+      input: cs("a", ["x", "y"]),
+      output: cs("b", ["x", "y"]),
+    });
     const m = transformationMatrix(t, ["x", "y"], ["x", "y"]);
     expect(applyToPoint(m, 3, 4)).toEqual([4, 3]);
     const a = [
@@ -64,7 +74,13 @@ describe("transformation matrices", () => {
       [0.5, 4, -1],
       [0, 0, 1],
     ];
-    expect(nearlyEqual(multiply(a, invert(a)), [[1, 0, 0], [0, 1, 0], [0, 0, 1]])).toBe(true);
+    expect(
+      nearlyEqual(multiply(a, invert(a)), [
+        [1, 0, 0],
+        [0, 1, 0],
+        [0, 0, 1],
+      ]),
+    ).toBe(true);
   });
 
   it("rejects unknown types and wrong lengths with a message", () => {

@@ -23,9 +23,11 @@ const CASES: [string, string][] = [
   ["sdata-storage-format-v0.0.12/transformation_translation.zarr", "spatialdata-zarr"],
   ["vitessce-python-xenium-points/xenium_rep1_io.points_only.spatialdata.zarr", "spatialdata-zarr"],
   ...["0.7", "0.8", "0.9", "0.10", "0.11", "0.12"].flatMap((v) =>
-    ["anndata-dense.zarr", v === "0.7" ? "anndata-csr.zarr" : "anndata-csr.adata.zarr", "anndata-csc.zarr"].map(
-      (f) => [`vitessce-anndata-zarr/anndata-${v}/${f}`, "anndata-zarr"] as [string, string],
-    ),
+    [
+      "anndata-dense.zarr",
+      v === "0.7" ? "anndata-csr.zarr" : "anndata-csr.adata.zarr",
+      "anndata-csc.zarr",
+    ].map((f) => [`vitessce-anndata-zarr/anndata-${v}/${f}`, "anndata-zarr"] as [string, string]),
   ),
   ["vitessce-mudata-zarr/mudata-0.2/mudata-csr.zarr", "mudata-zarr"],
   ["vitessce-exemplar-001-crop/exemplar-001.crop.cells.adata.zarr", "anndata-zarr"],
@@ -74,7 +76,10 @@ describe("convert then inspect gives the same inventory and values", () => {
     expect(inventory(second.sdata)).toEqual(inventory(first.sdata));
     const a = first.sdata.tables.table!;
     const b = second.sdata.tables.table!;
-    const [xa, xb] = [await (a.X as { load?: () => Promise<unknown> }).load!(), await (b.X as { load?: () => Promise<unknown> }).load!()];
+    const [xa, xb] = [
+      await (a.X as { load?: () => Promise<unknown> }).load!(),
+      await (b.X as { load?: () => Promise<unknown> }).load!(),
+    ];
     expect(xb).toEqual(xa);
   });
 });

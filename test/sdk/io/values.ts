@@ -4,8 +4,8 @@
  */
 import type { DenseArray, SparseMatrix } from "../../../src/sdk/data/arrays.js";
 import { type Column, columnValue, type DataFrame } from "../../../src/sdk/data/dataframe.js";
-import { loadMatrix, type MatrixSlot } from "../../../src/sdk/data/lazy.js";
 import type { ImageElement, LabelsElement } from "../../../src/sdk/data/elements.js";
+import { loadMatrix, type MatrixSlot } from "../../../src/sdk/data/lazy.js";
 import type { SpatialData } from "../../../src/sdk/data/spatialdata.js";
 import { isUnsDict, type UnsValue } from "../../../src/sdk/data/uns.js";
 
@@ -17,7 +17,14 @@ function frame(df: DataFrame) {
     columns: Object.fromEntries(
       df.columnOrder.map((c) => {
         const col: Column = df.columns[c]!;
-        const n = col.kind === "dense" ? col.data.length : col.kind === "string" ? col.values.length : col.kind === "nullable" ? col.data.length : col.codes.length;
+        const n =
+          col.kind === "dense"
+            ? col.data.length
+            : col.kind === "string"
+              ? col.values.length
+              : col.kind === "nullable"
+                ? col.data.length
+                : col.codes.length;
         return [c, Array.from({ length: n }, (_, i) => num(columnValue(col, i)))];
       }),
     ),
@@ -26,7 +33,11 @@ function frame(df: DataFrame) {
 
 /** Dense row-major numbers of a matrix (sparse densified: fixtures are small). */
 function matrixValues(m: DenseArray | SparseMatrix): { shape: number[]; values: number[] } {
-  if (m.kind === "dense") return { shape: [...m.shape], values: Array.from(m.data as ArrayLike<number | bigint>, (v) => Number(v)) };
+  if (m.kind === "dense")
+    return {
+      shape: [...m.shape],
+      values: Array.from(m.data as ArrayLike<number | bigint>, (v) => Number(v)),
+    };
   const [r, c] = m.shape;
   const out = new Array<number>(r * c).fill(0);
   const major = m.kind === "csr" ? r : c;
@@ -65,7 +76,9 @@ export async function materialise(sd: SpatialData): Promise<unknown> {
   const tables: Record<string, unknown> = {};
   for (const [name, t] of Object.entries(sd.tables)) {
     const rec = async (r: Readonly<Record<string, MatrixSlot | DataFrame>>) =>
-      Object.fromEntries(await Promise.all(Object.entries(r).map(async ([k, v]) => [k, await slot(v)] as const)));
+      Object.fromEntries(
+        await Promise.all(Object.entries(r).map(async ([k, v]) => [k, await slot(v)] as const)),
+      );
     tables[name] = {
       X: t.X ? await slot(t.X) : null,
       obs: frame(t.obs),
@@ -97,7 +110,12 @@ export async function materialise(sd: SpatialData): Promise<unknown> {
     tables,
     images: await rasters(sd.images),
     labels: await rasters(sd.labels),
-    points: Object.fromEntries(Object.entries(sd.points).map(([n, p]) => [n, { frame: frame(p.frame), axes: p.axes, featureKey: p.featureKey, transformations: p.transformations }])),
+    points: Object.fromEntries(
+      Object.entries(sd.points).map(([n, p]) => [
+        n,
+        { frame: frame(p.frame), axes: p.axes, featureKey: p.featureKey, transformations: p.transformations },
+      ]),
+    ),
     shapes: Object.fromEntries(
       Object.entries(sd.shapes).map(([n, s]) => [
         n,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { dense } from "../../../src/sdk/data/arrays.js";
 import type { SparseMatrix } from "../../../src/sdk/data/arrays.js";
+import { dense } from "../../../src/sdk/data/arrays.js";
 import { cscColumn, denseToCsc, switchCompression, toCsc } from "../../../src/sdk/math/sparse.js";
 
 // 3 × 4:

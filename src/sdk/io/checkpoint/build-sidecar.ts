@@ -18,7 +18,6 @@ import {
   X_MIRROR_PATH,
 } from "./sidecar.js";
 
-
 /** Inputs of the sidecar besides the object. */
 export interface SidecarInput {
   name: string;

@@ -6,12 +6,18 @@
 import * as zarr from "zarrita";
 import type { SpatialData } from "../../data/spatialdata.js";
 import { readSpatialData } from "../spatialdata/read.js";
-import { openStore, type OpenStoreOptions } from "../store/open-store.js";
+import { type OpenStoreOptions, openStore } from "../store/open-store.js";
 import type { ReadableStore } from "../store/types.js";
 import { registerCodecs } from "../zarr/codecs.js";
 import { openZarr } from "../zarr/open.js";
 import type { AppState } from "./app-state.js";
-import { FIGURES_PATH, MIN_SIDECAR_VERSION, SIDECAR_ATTR, SIDECAR_VERSION, type ViewerSidecar } from "./sidecar.js";
+import {
+  FIGURES_PATH,
+  MIN_SIDECAR_VERSION,
+  SIDECAR_ATTR,
+  SIDECAR_VERSION,
+  type ViewerSidecar,
+} from "./sidecar.js";
 import { validateAppState } from "./validate.js";
 
 /** An opened checkpoint. */
@@ -36,10 +42,14 @@ async function readSidecar(store: ReadableStore): Promise<ViewerSidecar> {
   const sidecar = node?.attributes?.[SIDECAR_ATTR] as ViewerSidecar | undefined;
   if (!sidecar) throw new Error(`${store.location}: this checkpoint has no viewer/ sidecar; ${RESAVE}`);
   if (typeof sidecar.version !== "number" || sidecar.version < MIN_SIDECAR_VERSION) {
-    throw new Error(`${store.location}: checkpoint sidecar version ${String(sidecar.version)} is older than supported (${MIN_SIDECAR_VERSION}); ${RESAVE}`);
+    throw new Error(
+      `${store.location}: checkpoint sidecar version ${String(sidecar.version)} is older than supported (${MIN_SIDECAR_VERSION}); ${RESAVE}`,
+    );
   }
   if (sidecar.version > SIDECAR_VERSION) {
-    throw new Error(`${store.location}: checkpoint sidecar version ${sidecar.version} is newer than this Tessera reads (${SIDECAR_VERSION}); update Tessera`);
+    throw new Error(
+      `${store.location}: checkpoint sidecar version ${sidecar.version} is newer than this Tessera reads (${SIDECAR_VERSION}); update Tessera`,
+    );
   }
   return sidecar;
 }
@@ -62,7 +72,9 @@ export async function openCheckpoint(location: string, opts: OpenStoreOptions = 
     appState = JSON.parse(new TextDecoder().decode(await readBlob(store, sidecar.app_state))) as AppState;
     validateAppState(appState);
   } catch (err) {
-    throw new Error(`${location}: the checkpoint's app state is unreadable (${err instanceof Error ? err.message : String(err)}); ${RESAVE}`);
+    throw new Error(
+      `${location}: the checkpoint's app state is unreadable (${err instanceof Error ? err.message : String(err)}); ${RESAVE}`,
+    );
   }
   return {
     location,
@@ -88,17 +100,25 @@ const indptrCache = new WeakMap<ReadableStore, Map<string, Float64Array>>();
  * One gene's values across all cells of `table`, from the column-major mirror: reads the (cached)
  * `indptr`, then only the chunks of `indices` and `data` that hold that gene.
  */
-export async function readGeneFromMirror(cp: Checkpoint, table: string, gene: string | number): Promise<Float32Array> {
+export async function readGeneFromMirror(
+  cp: Checkpoint,
+  table: string,
+  gene: string | number,
+): Promise<Float32Array> {
   registerCodecs();
   const t = cp.sidecar.tables.find((x) => x.name === table);
   if (!t) throw new Error(`${cp.location}: no table "${table}" in the checkpoint`);
   if (!t.x_mirror) throw new Error(`${cp.location}: table "${table}" was saved without X`);
   const names = cp.sdata.tables[table]?.var.index.values ?? [];
   const j = typeof gene === "number" ? gene : names.indexOf(gene);
-  if (j < 0 || j >= t.n_vars) throw new Error(`${cp.location}: no gene ${JSON.stringify(gene)} in table "${table}"`);
+  if (j < 0 || j >= t.n_vars)
+    throw new Error(`${cp.location}: no gene ${JSON.stringify(gene)} in table "${table}"`);
   const root = zarr.root(cp.store).resolve(t.x_mirror);
   let cache = indptrCache.get(cp.store);
-  if (!cache) indptrCache.set(cp.store, (cache = new Map()));
+  if (!cache) {
+    cache = new Map();
+    indptrCache.set(cp.store, cache);
+  }
   let indptr = cache.get(t.x_mirror);
   if (!indptr) {
     const arr = await zarr.open.v3(root.resolve("indptr"), { kind: "array" });
@@ -125,7 +145,11 @@ export async function readGeneFromMirror(cp: Checkpoint, table: string, gene: st
 }
 
 /** A drawn plot's figure bytes from the checkpoint, or null when it carries none in that format. */
-export async function readFigure(cp: Checkpoint, plotId: string, format: "svg" | "pdf" | "png"): Promise<Uint8Array | null> {
+export async function readFigure(
+  cp: Checkpoint,
+  plotId: string,
+  format: "svg" | "pdf" | "png",
+): Promise<Uint8Array | null> {
   const f = cp.sidecar.figures.find((x) => x.plot_id === plotId);
   if (!f || f.formats[format] === undefined) return null;
   return readBlob(cp.store, `${FIGURES_PATH}/${plotId}/${format}`);

@@ -24,7 +24,11 @@ export function checkpointSchemas(): Record<string, object> {
     return { $id: id, ...schema };
   };
   return {
-    "app-state.schema.json": gen(here("./app-state.ts"), "AppState", "https://tessera.dev/schemas/checkpoint/app-state.schema.json"),
+    "app-state.schema.json": gen(
+      here("./app-state.ts"),
+      "AppState",
+      "https://tessera.dev/schemas/checkpoint/app-state.schema.json",
+    ),
     "viewer-sidecar.schema.json": gen(
       here("./sidecar.ts"),
       "ViewerSidecar",

@@ -22,7 +22,10 @@ function check(v: ValidateFunction, value: unknown, what: string): void {
   if (v(value)) return;
   const errors = (v.errors ?? [])
     .slice(0, 5)
-    .map((e) => `${e.instancePath || "/"} ${e.message}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`)
+    .map(
+      (e) =>
+        `${e.instancePath || "/"} ${e.message}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`,
+    )
     .join("; ");
   throw new Error(`invalid ${what}: ${errors}`);
 }

@@ -10,10 +10,10 @@ import * as zarr from "zarrita";
 import { loadMatrix } from "../../data/lazy.js";
 import type { SpatialData } from "../../data/spatialdata.js";
 import { toCsc } from "../../math/sparse.js";
+import { writeSpatialData } from "../spatialdata/write.js";
 import { FsStore } from "../store/fs-store.js";
 import type { ListableWritableStore } from "../store/types.js";
 import { contentHashName, type WrittenZip, writeZipFromStore } from "../store/zip-writer.js";
-import { writeSpatialData } from "../spatialdata/write.js";
 import { writeZarrArray } from "../zarr/arrays.js";
 import { consolidateV3 } from "../zarr/consolidated.js";
 import { type AppState, emptyAppState } from "./app-state.js";
@@ -63,7 +63,11 @@ export function datasetName(path: string): string {
 }
 
 /** Write the column-major copy of each table's X under `viewer/X_csc/<table>`. */
-async function writeXMirrors(sd: SpatialData, store: ListableWritableStore, signal?: AbortSignal): Promise<void> {
+async function writeXMirrors(
+  sd: SpatialData,
+  store: ListableWritableStore,
+  signal?: AbortSignal,
+): Promise<void> {
   const root = zarr.root(store);
   for (const [name, table] of Object.entries(sd.tables).sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (!table.X) continue;
@@ -78,25 +82,42 @@ async function writeXMirrors(sd: SpatialData, store: ListableWritableStore, sign
     const indptr = BigInt64Array.from(csc.indptr as ArrayLike<number>, (v) => BigInt(v));
     await writeZarrArray(loc.resolve("indptr"), { dtype: "int64", shape: [indptr.length], data: indptr });
     const indices = csc.indices instanceof Int32Array ? csc.indices : Int32Array.from(csc.indices);
-    const data = csc.data instanceof Float32Array ? csc.data : Float32Array.from(csc.data as ArrayLike<number>, Number);
+    const data =
+      csc.data instanceof Float32Array ? csc.data : Float32Array.from(csc.data as ArrayLike<number>, Number);
     const chunk = [Math.max(1, Math.min(mirrorChunk(nnz, csc.shape[1]), nnz))];
-    await writeZarrArray(loc.resolve("indices"), { dtype: "int32", shape: [nnz], data: indices }, { chunkShape: chunk });
-    await writeZarrArray(loc.resolve("data"), { dtype: "float32", shape: [nnz], data }, { chunkShape: chunk });
+    await writeZarrArray(
+      loc.resolve("indices"),
+      { dtype: "int32", shape: [nnz], data: indices },
+      { chunkShape: chunk },
+    );
+    await writeZarrArray(
+      loc.resolve("data"),
+      { dtype: "float32", shape: [nnz], data },
+      { chunkShape: chunk },
+    );
   }
 }
 
 /** Store a byte blob as a 1-d uint8 array in one chunk. */
 async function writeBlob(store: ListableWritableStore, path: string, bytes: Uint8Array): Promise<void> {
-  await writeZarrArray(zarr.root(store).resolve(path), { dtype: "uint8", shape: [bytes.length], data: bytes }, {
-    chunkShape: [Math.max(1, bytes.length)],
-  });
+  await writeZarrArray(
+    zarr.root(store).resolve(path),
+    { dtype: "uint8", shape: [bytes.length], data: bytes },
+    {
+      chunkShape: [Math.max(1, bytes.length)],
+    },
+  );
 }
 
 /**
  * Write `sd` as a checkpoint at `outPath`. The app state and sidecar are validated first; the file
  * appears under its final name only when complete, and a failure leaves any previous file intact.
  */
-export async function writeCheckpoint(sd: SpatialData, outPath: string, opts: WriteCheckpointOptions = {}): Promise<WrittenZip> {
+export async function writeCheckpoint(
+  sd: SpatialData,
+  outPath: string,
+  opts: WriteCheckpointOptions = {},
+): Promise<WrittenZip> {
   const appState = opts.appState ?? emptyAppState();
   validateAppState(appState);
   const figures = opts.figures ?? [];
@@ -131,7 +152,8 @@ export async function writeCheckpoint(sd: SpatialData, outPath: string, opts: Wr
     if (figures.length) await zarr.create(zarr.root(store).resolve(FIGURES_PATH), { attributes: {} });
     for (const f of figures) {
       const group = `${FIGURES_PATH}/${f.plotId}`;
-      if (!(await store.get(`/${group}/zarr.json`))) await zarr.create(zarr.root(store).resolve(group), { attributes: {} });
+      if (!(await store.get(`/${group}/zarr.json`)))
+        await zarr.create(zarr.root(store).resolve(group), { attributes: {} });
       await writeBlob(store, `${group}/${f.format}`, f.bytes);
     }
     await consolidateV3(store);
@@ -154,7 +176,9 @@ export async function writeCheckpointNamed(
   opts: WriteCheckpointOptions = {},
 ): Promise<WrittenZip> {
   if (!prefix.trim() || prefix.startsWith(".") || /[\\/]/.test(prefix)) {
-    throw new Error(`invalid checkpoint prefix ${JSON.stringify(prefix)}: it must be a plain, non-blank file name stem`);
+    throw new Error(
+      `invalid checkpoint prefix ${JSON.stringify(prefix)}: it must be a plain, non-blank file name stem`,
+    );
   }
   const pending = join(resolve(folder), `.${prefix}.pending-${process.pid}-${Date.now()}.zip`);
   const written = await writeCheckpoint(sd, pending, { name: prefix, ...opts });

@@ -72,10 +72,18 @@ export async function readSpatialData(
         const diskBytes = sizes?.prefix(path) ?? null;
         switch (family) {
           case "images":
-            images[name] = withLevelDisk(withDisk(await readOmeZarrImage(tree.store, path, name), diskBytes), path, sizes);
+            images[name] = withLevelDisk(
+              withDisk(await readOmeZarrImage(tree.store, path, name), diskBytes),
+              path,
+              sizes,
+            );
             break;
           case "labels":
-            labels[name] = withLevelDisk(withDisk(await readOmeZarrLabels(tree.store, path, name), diskBytes), path, sizes);
+            labels[name] = withLevelDisk(
+              withDisk(await readOmeZarrLabels(tree.store, path, name), diskBytes),
+              path,
+              sizes,
+            );
             break;
           case "points":
             points[name] = withDisk(await readPoints(tree.store, path, attrs, name), diskBytes);
@@ -135,9 +143,15 @@ function withDisk<T extends SpatialElement>(el: T, diskBytes: number | null): T 
 }
 
 /** Fill each pyramid level's bytes on disk (the element's size is the sum of its levels). */
-function withLevelDisk<T extends ImageElement | LabelsElement>(el: T, path: string, sizes: StoreSizes | null): T {
+function withLevelDisk<T extends ImageElement | LabelsElement>(
+  el: T,
+  path: string,
+  sizes: StoreSizes | null,
+): T {
   if (!sizes) return el;
-  const levels = el.levels.map((l) => (l.diskBytes != null ? l : { ...l, diskBytes: sizes.prefix(`${path}/${l.path}`) ?? 0 }));
+  const levels = el.levels.map((l) =>
+    l.diskBytes != null ? l : { ...l, diskBytes: sizes.prefix(`${path}/${l.path}`) ?? 0 },
+  );
   return { ...el, levels };
 }
 

@@ -4,17 +4,17 @@
  * AnnData 0.12 tables), so that Python's `spatialdata.read_zarr` opens it.
  */
 import * as zarr from "zarrita";
+import { strings } from "../../data/arrays.js";
 import type { SpatialData } from "../../data/spatialdata.js";
 import { type Table, updateTable } from "../../data/table.js";
-import { strings } from "../../data/arrays.js";
 import { unsDict, unsSet } from "../../data/uns.js";
+import { TESSERA_VERSION } from "../../version.js";
 import { writeAnnDataZarr } from "../anndata/write.js";
 import { writeRasterElement } from "../ome/write.js";
 import { writePoints } from "../points/write.js";
 import { writeShapes } from "../shapes/write.js";
 import type { ListableWritableStore } from "../store/types.js";
 import { consolidateV3 } from "../zarr/consolidated.js";
-import { TESSERA_VERSION } from "../../version.js";
 
 /** SpatialData container format version written. */
 export const SPATIALDATA_FORMAT_VERSION = "0.2";
@@ -50,7 +50,10 @@ export async function writeSpatialData(
   await zarr.create(root, {
     attributes: {
       ...sd.attrs,
-      spatialdata_attrs: { version: SPATIALDATA_FORMAT_VERSION, spatialdata_software_version: `tessera ${TESSERA_VERSION}` },
+      spatialdata_attrs: {
+        version: SPATIALDATA_FORMAT_VERSION,
+        spatialdata_software_version: `tessera ${TESSERA_VERSION}`,
+      },
     },
   });
   const families = ["images", "labels", "points", "shapes", "tables"] as const;
@@ -65,10 +68,20 @@ export async function writeSpatialData(
       try {
         switch (family) {
           case "images":
-            await writeRasterElement(sd.images[name]!, store, path, opts.signal ? { signal: opts.signal } : {});
+            await writeRasterElement(
+              sd.images[name]!,
+              store,
+              path,
+              opts.signal ? { signal: opts.signal } : {},
+            );
             break;
           case "labels":
-            await writeRasterElement(sd.labels[name]!, store, path, opts.signal ? { signal: opts.signal } : {});
+            await writeRasterElement(
+              sd.labels[name]!,
+              store,
+              path,
+              opts.signal ? { signal: opts.signal } : {},
+            );
             break;
           case "points":
             await writePoints(store, path, sd.points[name]!);
@@ -81,7 +94,10 @@ export async function writeSpatialData(
             break;
         }
       } catch (err) {
-        throw new Error(`cannot write ${family}/${name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        throw new Error(
+          `cannot write ${family}/${name}: ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        );
       }
     }
   }

@@ -10,7 +10,12 @@ import { openCheckpoint, readGeneFromMirror } from "../../../../src/sdk/io/check
     const cp = await openCheckpoint(url);
     const t = cp.sdata.tables.table!;
     const gene = await readGeneFromMirror(cp, "table", "CD3E");
-    const out = { n_obs: t.obs.index.values.length, first: t.obs.index.values[0], name: cp.sidecar.name, gene: Array.from(gene) };
+    const out = {
+      n_obs: t.obs.index.values.length,
+      first: t.obs.index.values[0],
+      name: cp.sidecar.name,
+      gene: Array.from(gene),
+    };
     document.body.textContent = `RESULT ${JSON.stringify(out)}`;
   } catch (e) {
     document.body.textContent = `ERROR ${String((e as Error).stack ?? e)}`;

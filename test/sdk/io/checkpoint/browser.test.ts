@@ -22,7 +22,8 @@ const CHROMIUM = "/usr/bin/chromium";
 let dir: string;
 let server: TestServer;
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
   dir = await mkdtemp(join(tmpdir(), "tessera-browser-"));
   const { sdata } = await openData(fixture("scanpy-pbmc68k-reduced/10x_pbmc68k_reduced.h5ad"));
   await writeCheckpoint(sdata, join(dir, "data.sdata.zarr.zip"));
@@ -49,23 +50,43 @@ describe("serverless reading in a browser", () => {
   it("opens a checkpoint over HTTP Range and reads one gene from the mirror", async () => {
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     try {
       const page = await browser.newPage();
       const base = server.base;
       await page.route(`${base}/index.html`, (r) =>
-        r.fulfill({ contentType: "text/html", body: '<!doctype html><body>loading<script type="module" src="/js/browser-entry.js"></script></body>' }),
+        r.fulfill({
+          contentType: "text/html",
+          body: '<!doctype html><body>loading<script type="module" src="/js/browser-entry.js"></script></body>',
+        }),
       );
       await page.route(`${base}/js/*.js`, async (r) =>
-        r.fulfill({ contentType: "text/javascript", body: await readFile(join(dir, new URL(r.request().url()).pathname), "utf8") }),
+        r.fulfill({
+          contentType: "text/javascript",
+          body: await readFile(join(dir, new URL(r.request().url()).pathname), "utf8"),
+        }),
       );
       server.reset();
       await page.goto(`${base}/index.html`);
-      await page.waitForFunction(() => /^(RESULT|ERROR)/.test(document.body.textContent ?? ""), null, { timeout: 30_000 });
+      await page.waitForFunction(() => /^(RESULT|ERROR)/.test(document.body.textContent ?? ""), null, {
+        timeout: 30_000,
+      });
       const text = (await page.textContent("body")) ?? "";
       expect(text.startsWith("RESULT"), text.slice(0, 500)).toBe(true);
-      const got = JSON.parse(text.slice("RESULT ".length)) as { n_obs: number; first: string; name: string; gene: number[] };
+      const got = JSON.parse(text.slice("RESULT ".length)) as {
+        n_obs: number;
+        first: string;
+        name: string;
+        gene: number[];
+      };
       expect(got.n_obs).toBe(700);
       expect(got.first).toBe("AAAGCCTGGCTAAC-1");
       expect(got.name).toBe("10x_pbmc68k_reduced");

@@ -1,13 +1,13 @@
 /** Checkpoints: what they carry, HTTP Range opening, rejection of stale files, crash-safe saves. */
-import { mkdtemp, readdir, readFile, rm, stat, truncate, copyFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import * as zarr from "zarrita";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as zarr from "zarrita";
 import { lazyMatrix, loadMatrix } from "../../../../src/sdk/data/lazy.js";
 import { elementBytes, tableSlotSizes } from "../../../../src/sdk/data/sizes.js";
-import { updateTable } from "../../../../src/sdk/data/table.js";
 import { withElement } from "../../../../src/sdk/data/spatialdata.js";
+import { updateTable } from "../../../../src/sdk/data/table.js";
 import { ensureDemoDataset } from "../../../../src/sdk/demo/ensure.js";
 import { type AppState, emptyAppState } from "../../../../src/sdk/io/checkpoint/app-state.js";
 import { openCheckpoint, readFigure, readGeneFromMirror } from "../../../../src/sdk/io/checkpoint/read.js";
@@ -46,7 +46,17 @@ const appState: AppState = {
       log: "ok",
     },
   ],
-  plots: [{ id: "p1", namespace: "pl", function: "umap", params: {}, status: "drawn", references: ["obsm:X_umap", "obs:louvain"], library_versions: {} }],
+  plots: [
+    {
+      id: "p1",
+      namespace: "pl",
+      function: "umap",
+      params: {},
+      status: "drawn",
+      references: ["obsm:X_umap", "obs:louvain"],
+      library_versions: {},
+    },
+  ],
   displays: [
     {
       id: "d1",
@@ -65,8 +75,19 @@ describe("checkpoint contents", () => {
     await writeCheckpoint(sdata, out, { appState, figures: [{ plotId: "p1", format: "svg", bytes: svg }] });
     const cp = await openCheckpoint(out);
     expect(cp.appState).toEqual(appState);
-    expect(cp.sidecar).toMatchObject({ version: 2, name: "pbmc study", active_table: "table", coordinate_system: "global" });
-    expect(cp.sidecar.tables[0]).toMatchObject({ name: "table", n_obs: 700, n_vars: 765, has_x: true, x_mirror: "viewer/X_csc/table" });
+    expect(cp.sidecar).toMatchObject({
+      version: 2,
+      name: "pbmc study",
+      active_table: "table",
+      coordinate_system: "global",
+    });
+    expect(cp.sidecar.tables[0]).toMatchObject({
+      name: "table",
+      n_obs: 700,
+      n_vars: 765,
+      has_x: true,
+      x_mirror: "viewer/X_csc/table",
+    });
     expect(cp.sidecar.figures).toEqual([{ plot_id: "p1", formats: { svg: svg.length } }]);
     expect(await readFigure(cp, "p1", "svg")).toEqual(svg);
     expect(await readFigure(cp, "p1", "png")).toBeNull();
@@ -92,7 +113,12 @@ describe("checkpoint contents", () => {
     expect(elementBytes(img)).toBe(img.levels.reduce((p, l) => p + l.diskBytes!, 0));
     const slots = tableSlotSizes(cp.sdata.tables.table!);
     expect(slots.map((s) => s.path).sort()).toEqual(["X", "obs", "uns", "var"]);
-    expect(slots.filter((s) => s.required).map((s) => s.path).sort()).toEqual(["obs", "uns", "var"]);
+    expect(
+      slots
+        .filter((s) => s.required)
+        .map((s) => s.path)
+        .sort(),
+    ).toEqual(["obs", "uns", "var"]);
     expect(slots.every((s) => s.bytes > 0)).toBe(true);
     // Shapes and points get their element→world transform in the sidecar (version 2).
     expect(cp.sidecar.shapes.map((s) => s.to_world)).toEqual([
@@ -128,7 +154,9 @@ describe("opening over HTTP Range", () => {
     const gene = await readGeneFromMirror(cp, "table", "CD3E");
     expect(gene).toHaveLength(700);
     const geneBytes = server.bytesServed();
-    console.log(`checkpoint ${size} B; open read ${openBytes} B; one gene read ${geneBytes} B in ${server.log.length} requests`);
+    console.log(
+      `checkpoint ${size} B; open read ${openBytes} B; one gene read ${geneBytes} B in ${server.log.length} requests`,
+    );
     expect(geneBytes).toBeLessThan(size * 0.1);
     expect(server.log.every((r) => r.status === 206 || r.method === "HEAD")).toBe(true);
     // The same gene read locally agrees.
@@ -145,7 +173,9 @@ describe("stale or damaged checkpoints", () => {
     await writeSpatialData(sdata, store);
     const out = join(dir, "nosidecar.sdata.zarr.zip");
     await writeZipFromStore(out, store);
-    await expect(openCheckpoint(out)).rejects.toThrow(/nosidecar\.sdata\.zarr\.zip: this checkpoint has no viewer\/ sidecar; .*save it again/);
+    await expect(openCheckpoint(out)).rejects.toThrow(
+      /nosidecar\.sdata\.zarr\.zip: this checkpoint has no viewer\/ sidecar; .*save it again/,
+    );
     expect((await openData(out)).format).toBe("spatialdata-zarr");
   });
 
@@ -168,7 +198,10 @@ describe("stale or damaged checkpoints", () => {
       await consolidateV3(store);
       const out = join(dir, `v${version}.sdata.zarr.zip`);
       await writeZipFromStore(out, store);
-      if (version === 0) await expect(openCheckpoint(out)).rejects.toThrow(/version 0 is older than supported .*save it again/);
+      if (version === 0)
+        await expect(openCheckpoint(out)).rejects.toThrow(
+          /version 0 is older than supported .*save it again/,
+        );
       else expect((await openCheckpoint(out)).boundariesAvailable).toBe(false);
     }
   });
@@ -200,11 +233,16 @@ describe("saving", () => {
     // A matrix whose read fails half way through the save.
     const t = sdata.tables.table!;
     const broken = updateTable(t, {
-      X: lazyMatrix({ format: "csr", dtype: "float32", shape: [t.obs.index.values.length, t.var.index.values.length] }, async () => {
-        throw new Error("disk went away");
-      }),
+      X: lazyMatrix(
+        { format: "csr", dtype: "float32", shape: [t.obs.index.values.length, t.var.index.values.length] },
+        async () => {
+          throw new Error("disk went away");
+        },
+      ),
     });
-    await expect(writeCheckpoint(withElement(sdata, "tables", "table", broken), out)).rejects.toThrow(/disk went away/);
+    await expect(writeCheckpoint(withElement(sdata, "tables", "table", broken), out)).rejects.toThrow(
+      /disk went away/,
+    );
     expect(Buffer.compare(await readFile(out), before)).toBe(0);
     expect(await readdir(folder)).toEqual(["keep.sdata.zarr.zip"]);
   });

@@ -7,7 +7,9 @@ import { validateAppState, validateSidecar } from "../../../../src/sdk/io/checkp
 describe("checkpoint schemas", () => {
   it("committed schema files equal what the TypeScript types generate", () => {
     for (const [file, schema] of Object.entries(checkpointSchemas())) {
-      const committed = JSON.parse(readFileSync(new URL(`../../../../schemas/checkpoint/${file}`, import.meta.url), "utf8"));
+      const committed = JSON.parse(
+        readFileSync(new URL(`../../../../schemas/checkpoint/${file}`, import.meta.url), "utf8"),
+      );
       expect(committed, `${file} is stale: run npm run schemas`).toEqual(schema);
     }
   });
@@ -30,7 +32,16 @@ describe("checkpoint schemas", () => {
       active_table: null,
       coordinate_system: "global",
       tables: [],
-      images: [{ name: "i", path: "images/i", levels: [{ level: 0.5, width: 1, height: 1, path: "s0" }], channels: [], dtype: "uint8", pixel_to_world: null }],
+      images: [
+        {
+          name: "i",
+          path: "images/i",
+          levels: [{ level: 0.5, width: 1, height: 1, path: "s0" }],
+          channels: [],
+          dtype: "uint8",
+          pixel_to_world: null,
+        },
+      ],
       labels: [],
       shapes: [],
       points: [],
