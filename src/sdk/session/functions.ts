@@ -75,6 +75,11 @@ export class SessionFunctions {
     return copy;
   }
 
+  /** Whether `key` is served by a built-in (not the registry). */
+  isBuiltin(key: string): boolean {
+    return !this.registry.get(key) && this.fallbacks.has(key);
+  }
+
   /** The operation function of `key`. */
   async load(key: string): Promise<Operation> {
     if (this.registry.get(key)) return this.registry.load(key);

@@ -849,7 +849,11 @@ export class Session {
     return { job_id: rec.id, status: rec.status, done: rec.done };
   }
 
-  /** Run a reader on this thread (its result holds store handles that cannot cross threads). */
+  /**
+   * Run a reader. A registered reader goes through the pool, which runs reads on this thread (their
+   * results hold store handles that cannot cross threads) with the usual cancellation and watchdog;
+   * the built-in `read.read_data` is called directly.
+   */
   private async runReader(
     entry: EngineFunction,
     params: Record<string, unknown>,
@@ -857,17 +861,34 @@ export class Session {
     log: (t: string) => void,
     progress: (f: number, m?: string) => void,
   ): Promise<SpatialData> {
-    const op = await this.deps.functions.load(entry.key);
-    const ctx: OpContext = {
-      table: this.active ?? "",
-      signal,
-      rng: new Rng(seedOf(params)),
-      threads: this.deps.config.nThreads,
-      progress,
-      log,
-    };
-    const out = await op(makeSpatialData(), params, ctx);
-    signal.throwIfAborted();
+    let out: unknown;
+    if (this.deps.functions.isBuiltin(entry.key)) {
+      const op = await this.deps.functions.load(entry.key);
+      const ctx: OpContext = {
+        table: this.active ?? "",
+        signal,
+        rng: new Rng(seedOf(params)),
+        threads: this.deps.config.nThreads,
+        progress,
+        log,
+      };
+      out = await op(makeSpatialData(), params, ctx);
+      signal.throwIfAborted();
+    } else {
+      out = await this.deps.pool.run(
+        {
+          module: entry.module,
+          export: entry.export,
+          sdata: makeSpatialData(),
+          params,
+          table: this.active ?? "",
+          seed: seedOf(params),
+          threads: this.deps.config.nThreads,
+          effect: "read",
+        },
+        { signal, onLog: log, onProgress: progress, name: entry.key },
+      );
+    }
     if (!isSpatialData(out)) throw new Error(`${entry.key} returned no SpatialData object`);
     return out;
   }
