@@ -180,7 +180,9 @@ export function findOperations(program: ts.Program, mod: ModuleSource): FoundOpe
         ? "plot"
         : namespace === "read" || namespace === "io"
           ? "read"
-          : (fromReturn ?? "extract"));
+          : namespace === "sc.get"
+            ? "extract"
+            : (fromReturn ?? "extract"));
     if ((effect === "compute" || effect === "plot" || effect === "read") && fromReturn !== effect) {
       const want = { compute: "Change", plot: "PlotResult", read: "SpatialData" }[effect];
       throw new Error(`${where}: a ${effect} operation must return Promise<${want}>`);
