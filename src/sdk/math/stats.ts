@@ -11,8 +11,8 @@
  * cancellation of `lgamma(a) - lgamma(a + b)`.
  */
 
-const LN_SQRT_2PI = 0.91893853320467274178; // ln √(2π)
-const SQRT_PI = 1.7724538509055160273;
+const LN_SQRT_2PI = 0.9189385332046728; // ln √(2π)
+const SQRT_PI = 1.772453850905516;
 const SQRT1_2 = Math.SQRT1_2;
 const DBL_EPS = 2.220446049250313e-16;
 const TINY = 1e-300;

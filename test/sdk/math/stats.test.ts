@@ -53,8 +53,8 @@ describe("special functions", () => {
       [1, 0.15865525393145707],
       [3, 0.0013498980316300933],
       [8, 6.22096057427174e-16],
-      [20, 2.7536241186062336951e-89], // mpmath
-      [34.137512, 1.0244381369194232536e-255], // mpmath
+      [20, 2.7536241186062337e-89], // mpmath
+      [34.137512, 1.0244381369194232e-255], // mpmath
     ];
     for (const [z, want] of cases) expect(rel(normalSf(z), want)).toBeLessThan(1e-13);
     expect(rel(normalCdf(-3), 0.0013498980316300933)).toBeLessThan(1e-14);
@@ -76,10 +76,10 @@ describe("special functions", () => {
     const lb: [number, number, number][] = [
       [0.5, 0.5, 1.1447298858494],
       [3, 4.5, -4.387480485356345],
-      [4977.5, 0.5, -3.683951462035979402334383], // mpmath (scipy: …029654)
+      [4977.5, 0.5, -3.6839514620359792], // mpmath (scipy: …029654)
       [20, 30, -33.968820791977386],
-      [12.5, 0.5, -0.6805020408007403608115243],
-      [1e6, 0.5, -6.335390211057436964987469], // mpmath (scipy: …0143175)
+      [12.5, 0.5, -0.6805020408007404],
+      [1e6, 0.5, -6.335390211057437], // mpmath (scipy: …0143175)
     ];
     for (const [a, b, want] of lb) expect(Math.abs(logBeta(a, b) - want)).toBeLessThan(1e-14);
   });
@@ -89,7 +89,7 @@ describe("special functions", () => {
       [2, 3, 0.4, 0.5248],
       [0.5, 0.5, 0.9, 0.7951672353008665],
       [50, 0.5, 0.3, 6.800825885173791e-28],
-      [4977.5, 0.5, 0.999, 0.0016002319191734546706], // mpmath
+      [4977.5, 0.5, 0.999, 0.0016002319191734547], // mpmath
       [10, 20, 0.6, 0.9984777778269129],
     ];
     for (const [a, b, x, want] of cases) expect(rel(betaIncReg(a, b, x), want)).toBeLessThan(1e-12);
@@ -101,10 +101,10 @@ describe("special functions", () => {
   it("Student's t tail", () => {
     const cases: [number, number, number][] = [
       [1, 3, 0.3910022189557705],
-      [2.5, 10.5, 0.030426272641088563177],
+      [2.5, 10.5, 0.03042627264108856],
       [-0.3, 100, 0.7647998803003035],
-      [10, 1000, 1.6670702958600066308e-22], // mpmath
-      [40, 250.5, 9.0391627967608122794e-111], // mpmath
+      [10, 1000, 1.6670702958600067e-22], // mpmath
+      [40, 250.5, 9.039162796760813e-111], // mpmath
     ];
     for (const [t, df, want] of cases) expect(rel(studentTTwoSided(t, df), want)).toBeLessThan(1e-13);
     expect(studentTTwoSided(0, 5)).toBe(1);
