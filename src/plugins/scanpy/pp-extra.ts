@@ -1,0 +1,927 @@
+/**
+ * The remaining `sc.pp` operations of scanpy: `regress_out`, `subsample`, `combat` and `scrublet`.
+ * Names, parameters, defaults and output keys follow scanpy 1.12 (`preprocessing/_simple.py`,
+ * `_deprecated/sampling.py`, `_combat.py`, `_scrublet/`).
+ */
+import {
+  allocArray,
+  type Categorical,
+  type DenseArray,
+  type DType,
+  dense,
+  type Matrix,
+  type SparseMatrix,
+  type StringArray,
+  type TypedArray,
+} from "../../sdk/data/arrays.js";
+import type { Change } from "../../sdk/data/change.js";
+import { type Column, type DataFrame, dataFrame, nRows } from "../../sdk/data/dataframe.js";
+import { loadMatrix, type MatrixSlot, matrixInfo } from "../../sdk/data/lazy.js";
+import type { SpatialData } from "../../sdk/data/spatialdata.js";
+import { type AxisArray, makeTable, type RawTable, type Table } from "../../sdk/data/table.js";
+import { isUnsDict, type UnsDict, type UnsValue, unsDict } from "../../sdk/data/uns.js";
+import type { OpContext } from "../../sdk/jobs/operation.js";
+import {
+  categoricalResidualsInto,
+  constantColumns,
+  type DesignMatrix,
+  type FloatArray,
+  leastSquares,
+  type RowMatrix,
+  residualsInto,
+  rowMatrix,
+} from "../../sdk/math/regression.js";
+import { switchCompression } from "../../sdk/math/sparse.js";
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+// ---------------------------------------------------------------------------------------------
+
+const GIB = 1024 ** 3;
+/** Default ceiling for a densified matrix (`max_dense_gib`). */
+const DEFAULT_MAX_DENSE_GIB = 8;
+
+/** The active table, or a clear error naming the missing table. */
+function activeTable(sd: SpatialData, ctx: OpContext, op: string): Table {
+  const t = sd.tables[ctx.table];
+  if (!t) throw new Error(`${op}: no table "${ctx.table}" in the data`);
+  return t;
+}
+
+/** X or `layers[layer]` of a table, read if lazy. */
+async function matrixOf(t: Table, layer: string | null | undefined, op: string): Promise<Matrix> {
+  if (layer) {
+    const slot = t.layers[layer];
+    if (!slot)
+      throw new Error(`${op}: no layer "${layer}" (layers: ${Object.keys(t.layers).join(", ") || "none"})`);
+    return loadMatrix(slot);
+  }
+  if (!t.X) throw new Error(`${op}: the table has no X`);
+  return loadMatrix(t.X);
+}
+
+/** Refuse to densify an n × m matrix of `bytesPer`-byte values above `maxGib` GiB. */
+function checkDenseSize(
+  op: string,
+  n: number,
+  m: number,
+  bytesPer: number,
+  maxGib: number | undefined,
+): void {
+  const limit = (maxGib ?? DEFAULT_MAX_DENSE_GIB) * GIB;
+  const need = n * m * bytesPer;
+  if (need > limit) {
+    throw new Error(
+      `${op}: the result is a dense ${n} × ${m} matrix (${(need / GIB).toFixed(2)} GiB), above the limit of ` +
+        `${(limit / GIB).toFixed(2)} GiB (max_dense_gib). Subset the genes first (for example to the highly ` +
+        "variable ones) or raise max_dense_gib if the machine has the memory.",
+    );
+  }
+}
+
+/** Output float dtype: float64 stays float64 (as numpy keeps it); everything else becomes float32. */
+function outputDtype(dtype: DType): "float32" | "float64" {
+  return dtype === "float64" || dtype === "int64" || dtype === "uint64" ? "float64" : "float32";
+}
+
+/** An obs column as float64 numbers; categorical or string columns and missing values are refused. */
+function numericObs(t: Table, key: string, op: string): Float64Array {
+  const col = t.obs.columns[key];
+  if (!col) throw new Error(`${op}: no obs column "${key}" (obs: ${t.obs.columnOrder.join(", ")})`);
+  if (col.kind === "dense") {
+    const d = col.data;
+    return Float64Array.from(d as ArrayLike<number | bigint>, (v) => Number(v));
+  }
+  if (col.kind === "nullable") {
+    for (let i = 0; i < col.mask.length; i++) {
+      if (col.mask[i]) throw new Error(`${op}: obs column "${key}" has missing values (row ${i})`);
+    }
+    return Float64Array.from(col.data as ArrayLike<number | bigint>, (v) => Number(v));
+  }
+  throw new Error(`${op}: obs column "${key}" is ${col.kind}, not numeric`);
+}
+
+/** Group codes of an obs column as pandas' `groupby(observed=True)` orders groups. */
+interface Groups {
+  /** Group of each row. */
+  readonly codes: Int32Array;
+  /** Label of each group, in order. */
+  readonly labels: string[];
+}
+
+/**
+ * Groups of an obs column: a categorical's observed categories in category order; strings
+ * (categorical after scanpy's `sanitize_anndata`) and numbers by sorted unique value. Missing values
+ * are refused (`what` names the role of the column in the message).
+ */
+function obsGroups(t: Table, key: string, op: string, what: string): Groups {
+  const col = t.obs.columns[key];
+  if (!col)
+    throw new Error(`${op}: no obs column "${key}" for ${what} (obs: ${t.obs.columnOrder.join(", ")})`);
+  const n = nRows(t.obs);
+  if (col.kind === "categorical") {
+    const nCat = col.categories.kind === "string" ? col.categories.values.length : col.categories.data.length;
+    const used = new Int32Array(nCat).fill(-1);
+    for (let i = 0; i < n; i++) {
+      const c = col.codes[i]!;
+      if (c < 0) throw new Error(`${op}: obs column "${key}" (${what}) has a missing value at row ${i}`);
+      used[c] = 1;
+    }
+    const labels: string[] = [];
+    for (let c = 0; c < nCat; c++) {
+      if (used[c]! < 0) continue;
+      used[c] = labels.length;
+      labels.push(
+        col.categories.kind === "string" ? String(col.categories.values[c]) : String(col.categories.data[c]),
+      );
+    }
+    return { codes: Int32Array.from(col.codes, (c) => used[c]!), labels };
+  }
+  let values: (string | number)[];
+  if (col.kind === "string") {
+    values = col.values.map((v, i) => {
+      if (v === null) throw new Error(`${op}: obs column "${key}" (${what}) has a missing value at row ${i}`);
+      return v;
+    });
+  } else {
+    values = Array.from(numericObs(t, key, op));
+  }
+  const uniq = [...new Set(values)].sort((a, b) =>
+    typeof a === "number" && typeof b === "number"
+      ? a - b
+      : String(a) < String(b)
+        ? -1
+        : String(a) > String(b)
+          ? 1
+          : 0,
+  );
+  const pos = new Map(uniq.map((v, i) => [v, i]));
+  return { codes: Int32Array.from(values, (v) => pos.get(v)!), labels: uniq.map(String) };
+}
+
+/** Whether an obs column acts as a categorical (categorical, string or boolean, as pandas/patsy see it). */
+function isCategoricalObs(col: Column): boolean {
+  return (
+    col.kind === "categorical" || col.kind === "string" || (col.kind !== "nullable" && col.dtype === "bool")
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// regress_out
+// ---------------------------------------------------------------------------------------------
+
+/** Parameters of `regress_out`. */
+export interface RegressOutParams {
+  /**
+   * Keys of obs columns to regress on: numeric columns (an intercept is added), or a single
+   * categorical column (each gene is regressed on its per-category means).
+   * @widget multitext
+   */
+  keys: string | string[];
+  /** If given, regress this layer (and write the result there) instead of X. */
+  layer?: string | null;
+  /**
+   * Number of jobs for parallel computation (accepted for scanpy compatibility; the thread budget
+   * decides).
+   * @asType integer
+   */
+  n_jobs?: number | null;
+  /**
+   * Largest dense result allowed, in GiB (Tessera's guard: scanpy densifies X without asking).
+   * @default 8
+   * @exclusiveMinimum 0
+   */
+  max_dense_gib?: number;
+}
+
+/**
+ * Regress out (mostly) unwanted sources of variation with simple linear regression, as Seurat's
+ * `regressOut`.
+ *
+ * Like scanpy, the result is dense: X (or the layer) is replaced by the residuals, an n_obs × n_vars
+ * float matrix (float32, or float64 for float64 input), so a sparse X of 100k cells × 2k genes grows
+ * to 0.8 GB. A result above `max_dense_gib` is refused. With numeric keys the design is
+ * `[1, keys…]` and the residuals are exactly X − D·(DᵀD)⁻¹DᵀX (no intercept added back, as scanpy's
+ * `numpy_regress_out`). When DᵀD is singular scanpy falls back to one GLM per gene, which returns a
+ * constant gene unchanged; so does this. With one categorical key each gene is fitted on
+ * `[1, per-category mean]`, which leaves the value minus its category mean.
+ */
+export async function regress_out(
+  sd: SpatialData,
+  params: RegressOutParams,
+  ctx: OpContext,
+): Promise<Change> {
+  const op = "regress_out";
+  const t = activeTable(sd, ctx, op);
+  const keys = typeof params.keys === "string" ? [params.keys] : [...(params.keys ?? [])];
+  const n = nRows(t.obs);
+  const x = await matrixOf(t, params.layer, op);
+  const [rows, m] = x.shape as [number, number];
+  if (rows !== n) throw new Error(`${op}: matrix has ${rows} rows, obs has ${n}`);
+  const dtype = outputDtype(x.dtype);
+  checkDenseSize(op, n, m, dtype === "float64" ? 8 : 4, params.max_dense_gib);
+  if (x.kind !== "dense") ctx.log(`${op}: sparse input is densified (${n} × ${m} ${dtype})`);
+  ctx.signal.throwIfAborted();
+  ctx.progress(0.05, "reading");
+  const y = rowMatrix(x);
+  const out = allocArray(dtype, n * m) as FloatArray;
+
+  const first = keys.length > 0 ? t.obs.columns[keys[0]!] : undefined;
+  if (first && first.kind === "categorical") {
+    if (keys.length > 1) {
+      throw new Error(
+        `${op}: "${keys[0]}" is categorical; with a categorical variable only a single key is allowed ` +
+          "(each gene is regressed on its mean per category)",
+      );
+    }
+    const nCat =
+      first.categories.kind === "string" ? first.categories.values.length : first.categories.data.length;
+    ctx.progress(0.2, "regressing on per-category means");
+    categoricalResidualsInto(y, first.codes, nCat, out, ctx.signal);
+  } else {
+    // scanpy uses every obs column when keys is empty.
+    const cols = keys.length > 0 ? keys : [...t.obs.columnOrder];
+    for (const k of cols) {
+      const c = t.obs.columns[k];
+      if (c && c.kind === "categorical")
+        throw new Error(`${op}: "${k}" is categorical; a categorical key must be the only key`);
+    }
+    const p = cols.length + 1;
+    const design = new Float64Array(n * p);
+    const vals = cols.map((k) => numericObs(t, k, op));
+    for (let i = 0; i < n; i++) {
+      design[i * p] = 1;
+      for (let k = 0; k < cols.length; k++) {
+        const v = vals[k]![i]!;
+        if (!Number.isFinite(v))
+          throw new Error(`${op}: obs column "${cols[k]}" has a non-finite value at row ${i}`);
+        design[i * p + k + 1] = v;
+      }
+    }
+    const d: DesignMatrix = { data: design, rows: n, cols: p };
+    ctx.progress(0.2, "fitting");
+    const fit = leastSquares(d, y, ctx.signal);
+    if (fit.singular) ctx.log(`${op}: the regressors are collinear; using the minimum-norm fit`);
+    ctx.progress(0.5, "residuals");
+    residualsInto(d, y, fit.coef, out, fit.singular ? constantColumns(y) : undefined, ctx.signal);
+  }
+  ctx.progress(1);
+  const result = dense(out, [n, m], dtype);
+  const tc = params.layer ? { layers: { [params.layer]: result } } : { X: result };
+  return { tables: { [ctx.table]: tc } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// subsample: numpy's legacy RandomState, so a seed picks the same cells as scanpy
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * MT19937 as numpy's legacy `RandomState` seeds and draws it (`np.random.seed(s)`), with its
+ * `random_interval` (masked rejection). Used so that `subsample(random_state=s)` selects exactly the
+ * cells scanpy selects.
+ */
+class LegacyMt19937 {
+  private readonly mt = new Uint32Array(624);
+  private pos = 624;
+
+  constructor(seed: number) {
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+      throw new Error(`random_state must be an integer in [0, 2^32 - 1], got ${seed}`);
+    const mt = this.mt;
+    mt[0] = seed >>> 0;
+    for (let i = 1; i < 624; i++) {
+      const prev = mt[i - 1]!;
+      mt[i] = (Math.imul(1812433253, prev ^ (prev >>> 30)) + i) >>> 0;
+    }
+  }
+
+  private twist(): void {
+    const mt = this.mt;
+    for (let k = 0; k < 624; k++) {
+      const y = (mt[k]! & 0x80000000) | (mt[(k + 1) % 624]! & 0x7fffffff);
+      mt[k] = mt[(k + 397) % 624]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
+    }
+    this.pos = 0;
+  }
+
+  /** The next 32-bit output. */
+  uint32(): number {
+    if (this.pos >= 624) this.twist();
+    let y = this.mt[this.pos++]!;
+    y ^= y >>> 11;
+    y ^= (y << 7) & 0x9d2c5680;
+    y ^= (y << 15) & 0xefc60000;
+    y ^= y >>> 18;
+    return y >>> 0;
+  }
+
+  /** Uniform integer in [0, max] (numpy's `random_interval`; max < 2^32). */
+  interval(max: number): number {
+    if (max === 0) return 0;
+    let mask = max;
+    mask |= mask >>> 1;
+    mask |= mask >>> 2;
+    mask |= mask >>> 4;
+    mask |= mask >>> 8;
+    mask |= mask >>> 16;
+    mask >>>= 0;
+    let v: number;
+    do v = (this.uint32() & mask) >>> 0;
+    while (v > max);
+    return v;
+  }
+}
+
+/**
+ * The row indices `np.random.seed(seed); np.random.choice(n, size, replace)` draws: without
+ * replacement the first `size` entries of the legacy `permutation(n)`, with replacement
+ * `randint(0, n, size)`. Order is the draw order, as scanpy keeps it.
+ */
+export function legacyChoice(n: number, size: number, replace: boolean, seed: number): Int32Array {
+  if (n > 0xffffffff) throw new Error(`subsample: ${n} rows is more than this sampler supports`);
+  const rng = new LegacyMt19937(seed);
+  if (replace) {
+    const out = new Int32Array(size);
+    if (n === 0 && size > 0) throw new Error("subsample: cannot sample from zero observations");
+    for (let i = 0; i < size; i++) out[i] = rng.interval(n - 1);
+    return out;
+  }
+  if (size > n) throw new Error(`subsample: cannot take ${size} of ${n} observations without replacement`);
+  const perm = new Int32Array(n);
+  for (let i = 0; i < n; i++) perm[i] = i;
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng.interval(i);
+    const tmp = perm[i]!;
+    perm[i] = perm[j]!;
+    perm[j] = tmp;
+  }
+  return perm.slice(0, size);
+}
+
+/** Rows `idx` of a dense array of any rank (rows along the first axis). */
+function takeDenseRows(a: DenseArray, idx: Int32Array): DenseArray {
+  const width = a.shape.slice(1).reduce((p, s) => p * s, 1);
+  const out = allocArray(a.dtype, idx.length * width);
+  const src = a.data as unknown as { subarray(s: number, e: number): TypedArray };
+  const dst = out as unknown as { set(a: TypedArray, o: number): void };
+  for (let r = 0; r < idx.length; r++) {
+    const i = idx[r]!;
+    dst.set(src.subarray(i * width, (i + 1) * width), r * width);
+  }
+  return { kind: "dense", dtype: a.dtype, shape: [idx.length, ...a.shape.slice(1)], data: out };
+}
+
+/** Rows `idx` of a CSR matrix. */
+function takeCsrRows(m: SparseMatrix, idx: Int32Array): SparseMatrix {
+  let nnz = 0;
+  for (const i of idx) nnz += Number(m.indptr[i + 1]) - Number(m.indptr[i]);
+  const indptr = allocArray(nnz > 0x7fffffff ? "float64" : "int32", idx.length + 1) as
+    | Int32Array
+    | Float64Array;
+  const indices = allocArray(m.indices instanceof Float64Array ? "float64" : "int32", nnz) as
+    | Int32Array
+    | Float64Array;
+  const data = allocArray(m.dtype, nnz);
+  const dst = data as unknown as { set(a: TypedArray, o: number): void };
+  const src = m.data as unknown as { subarray(s: number, e: number): TypedArray };
+  let at = 0;
+  for (let r = 0; r < idx.length; r++) {
+    const s = Number(m.indptr[idx[r]!]);
+    const e = Number(m.indptr[idx[r]! + 1]);
+    indices.set(m.indices.subarray(s, e), at);
+    dst.set(src.subarray(s, e), at);
+    at += e - s;
+    indptr[r + 1] = at;
+  }
+  return { kind: "csr", dtype: m.dtype, shape: [idx.length, m.shape[1]], data, indices, indptr };
+}
+
+/** Rows `idx` of a matrix (CSC goes through CSR and back). */
+function takeMatrixRows(m: Matrix, idx: Int32Array): Matrix {
+  if (m.kind === "dense") return takeDenseRows(m, idx);
+  if (m.kind === "csr") return takeCsrRows(m, idx);
+  return switchCompression(takeCsrRows(switchCompression(m), idx));
+}
+
+/** Rows and columns `idx` of a square matrix (an obsp graph). Row entries come out column-sorted. */
+function takeSquare(m: Matrix, idx: Int32Array): Matrix {
+  if (m.kind === "dense") {
+    const n = m.shape[1]!;
+    const k = idx.length;
+    const out = allocArray(m.dtype, k * k);
+    const src = m.data as unknown as { [i: number]: number | bigint };
+    const dst = out as unknown as { [i: number]: number | bigint };
+    for (let r = 0; r < k; r++) for (let c = 0; c < k; c++) dst[r * k + c] = src[idx[r]! * n + idx[c]!]!;
+    return { kind: "dense", dtype: m.dtype, shape: [k, k], data: out };
+  }
+  const wasCsc = m.kind === "csc";
+  const rowsCsr = takeCsrRows(wasCsc ? switchCompression(m) : m, idx);
+  // Old column → its new positions (several when drawn with replacement), as a CSR-like list.
+  const n = m.shape[1];
+  const k = idx.length;
+  const start = new Int32Array(n + 1);
+  for (const c of idx) start[c + 1]!++;
+  for (let c = 0; c < n; c++) start[c + 1]! += start[c];
+  const fill = start.slice(0, n);
+  const pos = new Int32Array(k);
+  for (let r = 0; r < k; r++) pos[fill[idx[r]!]!++] = r;
+  let nnz = 0;
+  for (let t = 0; t < rowsCsr.indices.length; t++) {
+    const c = rowsCsr.indices[t]!;
+    nnz += start[c + 1]! - start[c]!;
+  }
+  const indptr = allocArray(nnz > 0x7fffffff ? "float64" : "int32", k + 1) as Int32Array | Float64Array;
+  const indices = allocArray("int32", nnz) as Int32Array;
+  const data = allocArray(m.dtype, nnz);
+  const src = rowsCsr.data as unknown as { [i: number]: number | bigint };
+  const dst = data as unknown as { [i: number]: number | bigint };
+  let at = 0;
+  const order: number[] = [];
+  for (let r = 0; r < k; r++) {
+    const s = Number(rowsCsr.indptr[r]);
+    const e = Number(rowsCsr.indptr[r + 1]);
+    order.length = 0;
+    for (let t = s; t < e; t++) {
+      const c = rowsCsr.indices[t]!;
+      for (let q = start[c]!; q < start[c + 1]!; q++) order.push(pos[q]! * 0x100000000 + t);
+    }
+    // Sort by new column (high part), carrying the source entry (low part).
+    order.sort((a, b) => a - b);
+    for (const key of order) {
+      indices[at] = Math.floor(key / 0x100000000);
+      dst[at] = src[key % 0x100000000]!;
+      at++;
+    }
+    indptr[r + 1] = at;
+  }
+  const out: SparseMatrix = { kind: "csr", dtype: m.dtype, shape: [k, k], data, indices, indptr };
+  return wasCsc ? switchCompression(out) : out;
+}
+
+/** Values `idx` of a 1-d column; categoricals drop categories no kept row uses (as anndata does). */
+function takeColumn(col: Column, idx: Int32Array): { col: Column; keptCategories?: Int32Array } {
+  switch (col.kind) {
+    case "dense":
+      return { col: takeDenseRows(col, idx) };
+    case "string":
+      return {
+        col: { kind: "string", shape: [idx.length], values: Array.from(idx, (i) => col.values[i] ?? null) },
+      };
+    case "nullable": {
+      const data = allocArray(col.dtype, idx.length);
+      const src = col.data as unknown as { [i: number]: number | bigint };
+      const dst = data as unknown as { [i: number]: number | bigint };
+      const mask = new Uint8Array(idx.length);
+      for (let r = 0; r < idx.length; r++) {
+        dst[r] = src[idx[r]!]!;
+        mask[r] = col.mask[idx[r]!]!;
+      }
+      return { col: { kind: "nullable", dtype: col.dtype, data, mask } };
+    }
+    case "categorical": {
+      const cats = col.categories;
+      const nCat = cats.kind === "string" ? cats.values.length : cats.data.length;
+      const remap = new Int32Array(nCat).fill(-1);
+      for (const i of idx) {
+        const c = col.codes[i]!;
+        if (c >= 0) remap[c] = 0;
+      }
+      const kept: number[] = [];
+      for (let c = 0; c < nCat; c++) if (remap[c] === 0) remap[c] = kept.push(c) - 1;
+      const codes = allocArray("int32", idx.length) as Int32Array;
+      for (let r = 0; r < idx.length; r++) {
+        const c = col.codes[idx[r]!]!;
+        codes[r] = c < 0 ? -1 : remap[c]!;
+      }
+      const keptIdx = Int32Array.from(kept);
+      const categories: DenseArray | StringArray =
+        cats.kind === "string"
+          ? { kind: "string", shape: [kept.length], values: kept.map((c) => cats.values[c] ?? null) }
+          : takeDenseRows(cats, keptIdx);
+      const out: Categorical = { kind: "categorical", codes, categories, ordered: col.ordered };
+      return { col: out, keptCategories: keptIdx };
+    }
+  }
+}
+
+/** Rows `idx` of a frame; reports, per categorical column, which categories were kept. */
+function takeFrame(df: DataFrame, idx: Int32Array): { df: DataFrame; kept: Map<string, Int32Array> } {
+  const kept = new Map<string, Int32Array>();
+  const cols: Record<string, Column> = {};
+  for (const name of df.columnOrder) {
+    const r = takeColumn(df.columns[name]!, idx);
+    cols[name] = r.col;
+    if (r.keptCategories) kept.set(name, r.keptCategories);
+  }
+  const index: StringArray = {
+    kind: "string",
+    shape: [idx.length],
+    values: Array.from(idx, (i) => df.index.values[i] ?? null),
+  };
+  return { df: dataFrame(index, cols, df.indexName, df.columnOrder), kept };
+}
+
+async function takeSlotRows(slot: MatrixSlot, idx: Int32Array): Promise<Matrix> {
+  return takeMatrixRows(await loadMatrix(slot), idx);
+}
+
+async function takeAxisRows(a: AxisArray, idx: Int32Array): Promise<AxisArray> {
+  return a.kind === "dataframe" ? takeFrame(a, idx).df : takeSlotRows(a, idx);
+}
+
+/** A table restricted to rows `idx` (in that order): every obs-aligned slot, obsp on both axes, raw. */
+export async function subsetTableRows(t: Table, idx: Int32Array, signal?: AbortSignal): Promise<Table> {
+  const { df: obs, kept } = takeFrame(t.obs, idx);
+  const mapAsync = async <V, R>(rec: Readonly<Record<string, V>>, f: (v: V) => Promise<R> | R) => {
+    const out: Record<string, R> = {};
+    for (const [k, v] of Object.entries(rec)) {
+      signal?.throwIfAborted();
+      out[k] = await f(v);
+    }
+    return out;
+  };
+  // anndata subsets `uns[<col>_colors]` along with the categories it drops.
+  let uns: UnsDict = t.uns;
+  for (const [name, keptCats] of kept) {
+    const colors = t.uns.entries[`${name}_colors`];
+    const col = t.obs.columns[name] as Categorical;
+    const nCat = col.categories.kind === "string" ? col.categories.values.length : col.categories.data.length;
+    if (colors && !isUnsDict(colors as UnsValue) && typeof colors === "object" && colors !== null) {
+      if (colors.kind === "string" && colors.values.length === nCat && keptCats.length < nCat) {
+        const sub: StringArray = {
+          kind: "string",
+          shape: [keptCats.length],
+          values: Array.from(keptCats, (c) => colors.values[c] ?? null),
+        };
+        uns = unsDict({ ...uns.entries, [`${name}_colors`]: sub });
+      }
+    }
+  }
+  let raw: RawTable | null = null;
+  if (t.raw) raw = { X: await takeSlotRows(t.raw.X, idx), var: t.raw.var, varm: t.raw.varm };
+  return makeTable({
+    X: t.X ? await takeSlotRows(t.X, idx) : null,
+    obs,
+    var: t.var,
+    obsm: await mapAsync(t.obsm, (a) => takeAxisRows(a, idx)),
+    varm: { ...t.varm },
+    obsp: await mapAsync(t.obsp, async (s) => takeSquare(await loadMatrix(s), idx)),
+    varp: { ...t.varp },
+    layers: await mapAsync(t.layers, (s) => takeSlotRows(s, idx)),
+    uns,
+    raw,
+    annotation: t.annotation,
+  });
+}
+
+/** Parameters of `subsample`. */
+export interface SubsampleParams {
+  /**
+   * Subsample to this fraction of the number of observations (the count is truncated:
+   * `int(fraction * n_obs)`). Give this or `n_obs`.
+   * @minimum 0
+   */
+  fraction?: number | null;
+  /**
+   * Subsample to this number of observations. Give this or `fraction`.
+   * @asType integer
+   * @minimum 0
+   */
+  n_obs?: number | null;
+  /**
+   * Random seed (numpy's legacy `RandomState` stream, so a seed selects the same cells as scanpy).
+   * @default 0
+   * @asType integer
+   * @minimum 0
+   */
+  random_state?: number;
+  /**
+   * Draw with replacement (then `fraction` may exceed 1 and rows may repeat).
+   * @default false
+   */
+  replace?: boolean;
+}
+
+/**
+ * Subsample to a fraction or a number of the observations.
+ *
+ * The whole table is replaced by the chosen rows, in the order drawn, exactly as scanpy's
+ * `pp.subsample` (`np.random.seed(random_state)` then `np.random.choice`) leaves them: X, layers,
+ * obsm, obs, raw and obsp (rows and columns) are subset; categories no longer used are dropped along
+ * with their `uns[<key>_colors]` entries, as anndata does.
+ */
+export async function subsample(sd: SpatialData, params: SubsampleParams, ctx: OpContext): Promise<Change> {
+  const op = "subsample";
+  const t = activeTable(sd, ctx, op);
+  const n = nRows(t.obs);
+  const replace = params.replace ?? false;
+  const hasF = params.fraction !== undefined && params.fraction !== null;
+  const hasN = params.n_obs !== undefined && params.n_obs !== null;
+  if (hasF === hasN) throw new Error(`${op}: give exactly one of fraction and n_obs`);
+  let size: number;
+  if (hasF) {
+    const f = params.fraction!;
+    if (!(f >= 0)) throw new Error(`${op}: fraction=${f} needs to be nonnegative`);
+    if (!replace && f > 1)
+      throw new Error(`${op}: with replace=false, fraction=${f} needs to be within [0, 1]`);
+    size = Math.trunc(f * n);
+  } else {
+    size = params.n_obs!;
+    if (!Number.isInteger(size) || size < 0) throw new Error(`${op}: n_obs must be a non-negative integer`);
+    if (!replace && size > n)
+      throw new Error(`${op}: n_obs=${size} is larger than the ${n} observations (use replace=true)`);
+  }
+  const idx = legacyChoice(n, size, replace, params.random_state ?? 0);
+  ctx.progress(0.2, "subsetting");
+  const table = await subsetTableRows(t, idx, ctx.signal);
+  ctx.log(`${op}: kept ${size} of ${n} observations`);
+  ctx.progress(1);
+  return { replaceTables: { [ctx.table]: table } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// combat
+// ---------------------------------------------------------------------------------------------
+
+/** Parameters of `combat`. */
+export interface CombatParams {
+  /**
+   * Key of a categorical obs annotation with the batches to remove.
+   * @default "batch"
+   */
+  key?: string;
+  /**
+   * Additional covariates besides the batch (adjustment variables or biological condition): numeric
+   * obs columns enter as they are, categorical ones as indicators of every level but the first.
+   */
+  covariates?: string[] | null;
+  /**
+   * Replace X with the corrected data. When false the corrected matrix is written to
+   * `layers["combat"]` instead (an operation cannot return an array) and X is kept.
+   * @default true
+   */
+  inplace?: boolean;
+  /**
+   * Largest dense result allowed, in GiB (ComBat's output is dense).
+   * @default 8
+   * @exclusiveMinimum 0
+   */
+  max_dense_gib?: number;
+}
+
+/** What `combatKernel` needs: the rows, the batch of each row, and the covariate columns. */
+export interface CombatInput {
+  readonly y: RowMatrix;
+  readonly batch: Int32Array;
+  readonly nBatch: number;
+  /** Covariate columns (n each), appended to the batch indicators in the design. */
+  readonly covariates: readonly Float64Array[];
+}
+
+/** The empirical Bayes estimates, for inspection and tests. */
+export interface CombatFit {
+  /** γ* (nBatch × m), the posterior additive batch effects. */
+  readonly gammaStar: Float64Array;
+  /** δ* (nBatch × m), the posterior multiplicative batch effects. */
+  readonly deltaStar: Float64Array;
+  /** Pooled variance per gene. */
+  readonly varPooled: Float64Array;
+  /** Iterations each batch's solver took. */
+  readonly iterations: Int32Array;
+}
+
+/**
+ * ComBat (Johnson, Li & Rabinovic 2007) as scanpy's `_combat.py` computes it: fit the design by least
+ * squares, standardise each gene by the pooled variance, estimate per batch the additive (γ̂, mean) and
+ * multiplicative (δ̂, variance with ddof 1) effects, set their priors empirically across genes (γ̄ and
+ * τ² with ddof 0; the inverse-gamma a, b from δ̂'s mean and ddof-1 variance), iterate the posterior
+ * means to a relative change of 1e-4, and adjust. Writes the corrected values into `out` (n × m).
+ */
+export function combatKernel(
+  input: CombatInput,
+  out: FloatArray,
+  signal?: AbortSignal,
+  progress?: (f: number) => void,
+): CombatFit {
+  const { y, batch, nBatch, covariates } = input;
+  const n = y.rows;
+  const m = y.cols;
+  const nb = nBatch;
+  const p = nb + covariates.length;
+  const design = new Float64Array(n * p);
+  const nPer = new Float64Array(nb);
+  for (let i = 0; i < n; i++) {
+    design[i * p + batch[i]!] = 1;
+    nPer[batch[i]!]!++;
+    for (let k = 0; k < covariates.length; k++) design[i * p + nb + k] = covariates[k]![i]!;
+  }
+  const d: DesignMatrix = { data: design, rows: n, cols: p };
+  const { coef: bHat, singular } = leastSquares(d, y, signal);
+  if (singular)
+    throw new Error("combat: the design (batches and covariates) is singular; drop confounded covariates");
+  progress?.(0.2);
+  const grand = new Float64Array(m);
+  for (let b = 0; b < nb; b++) {
+    const w = nPer[b]! / n;
+    for (let j = 0; j < m; j++) grand[j]! += w * bHat[b * m + j]!;
+  }
+  const row = new Float64Array(m);
+  const fitRow = new Float64Array(m);
+  const standRow = new Float64Array(m);
+  const loadRow = (i: number) => {
+    if (y.kind === "csr") {
+      row.fill(0);
+      for (let t = y.indptr[i]!; t < y.indptr[i + 1]!; t++) row[y.indices[t]!] = y.data[t]!;
+    } else {
+      for (let j = 0; j < m; j++) row[j] = y.data[i * m + j]!;
+    }
+  };
+  /** The covariate part of the stand mean of row i, added to the grand mean. */
+  const standMean = (i: number) => {
+    standRow.set(grand);
+    for (let k = nb; k < p; k++) {
+      const v = design[i * p + k]!;
+      if (v === 0) continue;
+      for (let j = 0; j < m; j++) standRow[j]! += v * bHat[k * m + j]!;
+    }
+  };
+  // Pooled variance: mean over cells of the squared residuals of the full design.
+  const varPooled = new Float64Array(m);
+  for (let i = 0; i < n; i++) {
+    if (signal && (i & 1023) === 0) signal.throwIfAborted();
+    loadRow(i);
+    const b = batch[i]!;
+    for (let j = 0; j < m; j++) fitRow[j] = bHat[b * m + j]!;
+    for (let k = nb; k < p; k++) {
+      const v = design[i * p + k]!;
+      if (v === 0) continue;
+      for (let j = 0; j < m; j++) fitRow[j]! += v * bHat[k * m + j]!;
+    }
+    for (let j = 0; j < m; j++) {
+      const r = row[j]! - fitRow[j]!;
+      varPooled[j]! += r * r;
+    }
+  }
+  const sd = new Float64Array(m);
+  for (let j = 0; j < m; j++) {
+    varPooled[j]! /= n;
+    sd[j] = Math.sqrt(varPooled[j]!);
+  }
+  progress?.(0.4);
+  // Per batch sums of the standardised data s and s².
+  const s1 = new Float64Array(nb * m);
+  const s2 = new Float64Array(nb * m);
+  for (let i = 0; i < n; i++) {
+    if (signal && (i & 1023) === 0) signal.throwIfAborted();
+    loadRow(i);
+    standMean(i);
+    const o = batch[i]! * m;
+    for (let j = 0; j < m; j++) {
+      const s = varPooled[j] === 0 ? 0 : (row[j]! - standRow[j]!) / sd[j]!;
+      s1[o + j]! += s;
+      s2[o + j]! += s * s;
+    }
+  }
+  progress?.(0.6);
+  const gammaStar = new Float64Array(nb * m);
+  const deltaStar = new Float64Array(nb * m);
+  const iterations = new Int32Array(nb);
+  for (let b = 0; b < nb; b++) {
+    const nbSize = nPer[b]!;
+    const o = b * m;
+    const gHat = new Float64Array(m);
+    const dHat = new Float64Array(m);
+    for (let j = 0; j < m; j++) {
+      gHat[j] = s1[o + j]! / nbSize;
+      dHat[j] = (s2[o + j]! - (s1[o + j]! * s1[o + j]!) / nbSize) / (nbSize - 1);
+    }
+    // Priors: γ ~ N(γ̄, τ²) (numpy var, ddof 0); δ ~ InvGamma(a, b) from δ̂'s mean and pandas var (ddof 1).
+    let gBar = 0;
+    for (let j = 0; j < m; j++) gBar += gHat[j]!;
+    gBar /= m;
+    let t2 = 0;
+    for (let j = 0; j < m; j++) t2 += (gHat[j]! - gBar) ** 2;
+    t2 /= m;
+    let dMean = 0;
+    for (let j = 0; j < m; j++) dMean += dHat[j]!;
+    dMean /= m;
+    let dVar = 0;
+    for (let j = 0; j < m; j++) dVar += (dHat[j]! - dMean) ** 2;
+    dVar /= m - 1;
+    const aPrior = (2 * dVar + dMean * dMean) / dVar;
+    const bPrior = (dMean * dVar + dMean ** 3) / dVar;
+    // Iterate the conditional posterior means (scanpy's `_it_sol`); Σ(s − γ)² = S2 − 2γS1 + nγ².
+    let gOld = Float64Array.from(gHat);
+    let dOld = Float64Array.from(dHat);
+    let gNew = gOld;
+    let dNew = dOld;
+    let change = 1;
+    let count = 0;
+    while (change > 1e-4) {
+      if (count >= 100000) throw new Error(`combat: the batch ${b} estimates did not converge`);
+      gNew = new Float64Array(m);
+      dNew = new Float64Array(m);
+      change = -Infinity;
+      for (let j = 0; j < m; j++) {
+        const g = (t2 * nbSize * gHat[j]! + dOld[j]! * gBar) / (t2 * nbSize + dOld[j]!);
+        const sum2 = s2[o + j]! - 2 * g * s1[o + j]! + nbSize * g * g;
+        const dd = (0.5 * sum2 + bPrior) / (nbSize / 2 + aPrior - 1);
+        gNew[j] = g;
+        dNew[j] = dd;
+        // numpy's max propagates NaN, and `NaN > conv` ends the loop: keep that.
+        const rg = Math.abs(g - gOld[j]!) / gOld[j]!;
+        const rd = Math.abs(dd - dOld[j]!) / dOld[j]!;
+        if (Number.isNaN(rg) || Number.isNaN(rd)) change = Number.NaN;
+        else if (!Number.isNaN(change)) change = Math.max(change, rg, rd);
+      }
+      gOld = gNew;
+      dOld = dNew;
+      count++;
+    }
+    gammaStar.set(gNew, o);
+    deltaStar.set(dNew, o);
+    iterations[b] = count;
+  }
+  progress?.(0.7);
+  const dsq = deltaStar.map(Math.sqrt);
+  for (let i = 0; i < n; i++) {
+    if (signal && (i & 1023) === 0) signal.throwIfAborted();
+    loadRow(i);
+    standMean(i);
+    const o = batch[i]! * m;
+    for (let j = 0; j < m; j++) {
+      const s = varPooled[j] === 0 ? 0 : (row[j]! - standRow[j]!) / sd[j]!;
+      row[j] = ((s - gammaStar[o + j]!) / dsq[o + j]!) * sd[j]! + standRow[j]!;
+    }
+    out.set(row, i * m);
+  }
+  return { gammaStar, deltaStar, varPooled, iterations };
+}
+
+/**
+ * ComBat batch-effect correction: fits linear models and borrows strength across genes through an
+ * empirical Bayes framework (Johnson et al. 2007; the `combat.py` port scanpy uses).
+ *
+ * X is densified (scanpy does the same), corrected and replaced by a dense float matrix (float32, or
+ * float64 for float64 input; scanpy returns float64). Batches with fewer than two cells are refused.
+ * Categorical covariates enter as indicators of all levels but the first, which keeps the design full
+ * rank next to the batch indicators (scanpy's patsy formula gives the first categorical covariate all
+ * of its levels, a singular design; scanpy#1606).
+ */
+export async function combat(sd: SpatialData, params: CombatParams, ctx: OpContext): Promise<Change> {
+  const op = "combat";
+  const t = activeTable(sd, ctx, op);
+  const key = params.key ?? "batch";
+  const covs = params.covariates ?? [];
+  if (!t.obs.columns[key]) throw new Error(`${op}: could not find the key "${key}" in obs`);
+  const missing = covs.filter((c) => !t.obs.columns[c]);
+  if (missing.length) throw new Error(`${op}: could not find the covariate(s) ${missing.join(", ")} in obs`);
+  if (covs.includes(key)) throw new Error(`${op}: batch key and covariates cannot overlap`);
+  if (new Set(covs).size !== covs.length) throw new Error(`${op}: covariates must be unique`);
+  const n = nRows(t.obs);
+  const groups = obsGroups(t, key, op, "the batch");
+  const sizes = new Int32Array(groups.labels.length);
+  for (const c of groups.codes) sizes[c]!++;
+  const small = groups.labels.filter((_, b) => sizes[b]! < 2);
+  if (small.length) {
+    throw new Error(
+      `${op}: batches ${small.join(", ")} have fewer than 2 cells; ComBat needs at least 2 cells per batch ` +
+        "to estimate the within-batch variance. Filter these batches first.",
+    );
+  }
+  const covariates: Float64Array[] = [];
+  for (const c of covs) {
+    const col = t.obs.columns[c]!;
+    if (isCategoricalObs(col)) {
+      const g = obsGroups(t, c, op, "a covariate");
+      for (let level = 1; level < g.labels.length; level++) {
+        covariates.push(Float64Array.from(g.codes, (code) => (code === level ? 1 : 0)));
+      }
+    } else {
+      const v = numericObs(t, c, op);
+      for (let i = 0; i < n; i++)
+        if (!Number.isFinite(v[i]!))
+          throw new Error(`${op}: covariate "${c}" has a non-finite value at row ${i}`);
+      covariates.push(v);
+    }
+  }
+  if (!t.X) throw new Error(`${op}: the table has no X`);
+  const info = matrixInfo(t.X);
+  const m = info.shape[1]!;
+  const dtype = outputDtype(info.dtype);
+  checkDenseSize(op, n, m, dtype === "float64" ? 8 : 4, params.max_dense_gib);
+  const x = await loadMatrix(t.X);
+  ctx.log(`${op}: found ${groups.labels.length} batches, ${covariates.length} covariate columns`);
+  const out = allocArray(dtype, n * m) as FloatArray;
+  const fit = combatKernel(
+    { y: rowMatrix(x), batch: groups.codes, nBatch: groups.labels.length, covariates },
+    out,
+    ctx.signal,
+    (f) => ctx.progress(f),
+  );
+  ctx.log(`${op}: posterior estimates converged in ${Array.from(fit.iterations).join(", ")} iterations`);
+  ctx.progress(1);
+  const result = dense(out, [n, m], dtype);
+  const tc = (params.inplace ?? true) ? { X: result } : { layers: { combat: result } };
+  return { tables: { [ctx.table]: tc } };
+}
