@@ -1,0 +1,889 @@
+/**
+ * UMAP's layout of a fuzzy neighbourhood graph (McInnes, Healy & Melville 2018), as umap-learn's
+ * `simplicial_set_embedding` computes it for scanpy's `tl.umap`:
+ *
+ * 1. edges weaker than max/n_epochs are dropped;
+ * 2. initial positions: the spectral embedding of the graph (eigenvectors 2…d+1 of the normalised
+ *    Laplacian; per connected component, components placed apart), scaled to ±10 with a little noise,
+ *    or uniform random in ±10, or given coordinates;
+ * 3. every coordinate axis is rescaled to [0, 10];
+ * 4. stochastic gradient descent on the fuzzy-set cross entropy: each edge is sampled in proportion to
+ *    its weight, attracting both ends; every positive sample brings `negative_sample_rate` repulsive
+ *    samples of random nodes; the learning rate decays linearly from `alpha` to 0.
+ *
+ * The low-dimensional similarity is 1 / (1 + a d^(2b)); `findAbParams` fits a, b to min_dist and spread.
+ * Everything is seeded; the SGD runs in one thread in edge order, so a seed gives one result.
+ */
+import type { SparseMatrix } from "../data/arrays.js";
+import type { Rng } from "./rng.js";
+
+/** The curve parameters of UMAP's low-dimensional similarity 1 / (1 + a·d^(2b)). */
+export interface AbParams {
+  readonly a: number;
+  readonly b: number;
+}
+
+/**
+ * Fit a and b (umap-learn's `find_ab_params`): least squares of 1/(1 + a x^(2b)) against the offset
+ * exponential (1 below `minDist`, exp(−(x − minDist)/spread) above) on 300 points of [0, 3·spread],
+ * by Levenberg–Marquardt from (1, 1) as scipy's `curve_fit` does.
+ */
+export function findAbParams(spread: number, minDist: number): AbParams {
+  if (!(spread > 0)) throw new Error(`umap: spread must be > 0, got ${spread}`);
+  if (!(minDist >= 0)) throw new Error(`umap: min_dist must be ≥ 0, got ${minDist}`);
+  const N = 300;
+  const xs = new Float64Array(N);
+  const ys = new Float64Array(N);
+  for (let i = 0; i < N; i++) {
+    const x = (spread * 3 * i) / (N - 1);
+    xs[i] = x;
+    ys[i] = x < minDist ? 1 : Math.exp(-(x - minDist) / spread);
+  }
+  const cost = (a: number, b: number): number => {
+    let s = 0;
+    for (let i = 0; i < N; i++) {
+      const r = 1 / (1 + a * xs[i]! ** (2 * b)) - ys[i]!;
+      s += r * r;
+    }
+    return s;
+  };
+  let a = 1;
+  let b = 1;
+  let lambda = 1e-3;
+  let current = cost(a, b);
+  for (let iter = 0; iter < 500; iter++) {
+    // Normal equations JᵀJ δ = −Jᵀr with Marquardt's diagonal damping.
+    let jaa = 0;
+    let jab = 0;
+    let jbb = 0;
+    let ga = 0;
+    let gb = 0;
+    for (let i = 0; i < N; i++) {
+      const x = xs[i]!;
+      const p = x > 0 ? x ** (2 * b) : 0;
+      const den = 1 + a * p;
+      const f = 1 / den;
+      const r = f - ys[i]!;
+      const da = -p / (den * den);
+      const db = x > 0 ? (-a * p * 2 * Math.log(x)) / (den * den) : 0;
+      jaa += da * da;
+      jab += da * db;
+      jbb += db * db;
+      ga += da * r;
+      gb += db * r;
+    }
+    let improved = false;
+    for (let tries = 0; tries < 30; tries++) {
+      const m11 = jaa * (1 + lambda);
+      const m22 = jbb * (1 + lambda);
+      const det = m11 * m22 - jab * jab;
+      if (!(Math.abs(det) > 0)) {
+        lambda *= 10;
+        continue;
+      }
+      const stepA = (-ga * m22 + gb * jab) / det;
+      const stepB = (-gb * m11 + ga * jab) / det;
+      const na = a + stepA;
+      const nb = b + stepB;
+      const c = cost(na, nb);
+      if (Number.isFinite(c) && c <= current) {
+        const converged =
+          Math.abs(stepA) <= 1e-12 * (Math.abs(a) + 1e-12) &&
+          Math.abs(stepB) <= 1e-12 * (Math.abs(b) + 1e-12);
+        const relDrop = (current - c) / Math.max(current, 1e-300);
+        a = na;
+        b = nb;
+        current = c;
+        lambda = Math.max(lambda / 10, 1e-12);
+        improved = !converged && relDrop > 1e-15;
+        break;
+      }
+      lambda *= 10;
+    }
+    if (!improved) break;
+  }
+  return { a, b };
+}
+
+/** Hooks for long loops. */
+export interface LayoutHooks {
+  /** Checked every few epochs; throws when aborted. */
+  readonly signal?: AbortSignal;
+  /** Fraction of the work done, in [0, 1]. */
+  readonly onProgress?: (fraction: number) => void;
+}
+
+/** A square CSR graph with float64 weights (the layout's working copy). */
+interface CsrGraph {
+  readonly n: number;
+  readonly indptr: Int32Array;
+  readonly indices: Int32Array;
+  readonly weights: Float64Array;
+}
+
+/** The graph's entries with weight ≥ threshold, as a CSR copy (row order kept). */
+function pruneGraph(m: SparseMatrix, threshold: number): CsrGraph {
+  const n = m.shape[0];
+  const nnz = Number(m.indptr[n] ?? 0);
+  const src = m.data as unknown as ArrayLike<number | bigint>;
+  const indptr = new Int32Array(n + 1);
+  let kept = 0;
+  for (let k = 0; k < nnz; k++) if (Number(src[k]) >= threshold && Number(src[k]) > 0) kept++;
+  const indices = new Int32Array(kept);
+  const weights = new Float64Array(kept);
+  let out = 0;
+  for (let i = 0; i < n; i++) {
+    const end = Number(m.indptr[i + 1]);
+    for (let k = Number(m.indptr[i]); k < end; k++) {
+      const w = Number(src[k]);
+      if (w >= threshold && w > 0) {
+        indices[out] = m.indices[k] as number;
+        weights[out++] = w;
+      }
+    }
+    indptr[i + 1] = out;
+  }
+  return { n, indptr, indices, weights };
+}
+
+/**
+ * Connected components (edges read in either direction), labelled 0… in order of their smallest node,
+ * as scipy's `connected_components` numbers them.
+ */
+export function connectedComponents(g: {
+  n: number;
+  indptr: ArrayLike<number>;
+  indices: ArrayLike<number>;
+}): {
+  labels: Int32Array;
+  count: number;
+} {
+  const parent = new Int32Array(g.n);
+  for (let i = 0; i < g.n; i++) parent[i] = i;
+  const find = (x: number): number => {
+    while (parent[x] !== x) {
+      parent[x] = parent[parent[x]!]!;
+      x = parent[x]!;
+    }
+    return x;
+  };
+  for (let i = 0; i < g.n; i++) {
+    for (let k = g.indptr[i]!; k < g.indptr[i + 1]!; k++) {
+      const a = find(i);
+      const b = find(g.indices[k]!);
+      if (a !== b) {
+        if (a < b) parent[b] = a;
+        else parent[a] = b;
+      }
+    }
+  }
+  const labels = new Int32Array(g.n).fill(-1);
+  const rootLabel = new Int32Array(g.n).fill(-1);
+  let count = 0;
+  for (let i = 0; i < g.n; i++) {
+    const r = find(i);
+    if (rootLabel[r]! < 0) rootLabel[r] = count++;
+    labels[i] = rootLabel[r]!;
+  }
+  return { labels, count };
+}
+
+/**
+ * Eigen-decomposition of a small dense symmetric matrix (row-major n × n) by cyclic Jacobi rotations.
+ * Returns the eigenvalues in decreasing order and the eigenvectors as the columns of a row-major n × n.
+ */
+export function symmetricEigen(
+  matrix: Float64Array,
+  n: number,
+): { values: Float64Array; vectors: Float64Array } {
+  const A = Float64Array.from(matrix);
+  const V = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) V[i * n + i] = 1;
+  for (let sweep = 0; sweep < 100; sweep++) {
+    let off = 0;
+    let diag = 0;
+    for (let i = 0; i < n; i++) {
+      diag += A[i * n + i]! ** 2;
+      for (let j = i + 1; j < n; j++) off += A[i * n + j]! ** 2;
+    }
+    if (off <= 1e-30 * Math.max(diag, 1e-300)) break;
+    for (let p = 0; p < n; p++) {
+      for (let q = p + 1; q < n; q++) {
+        const apq = A[p * n + q]!;
+        if (apq === 0) continue;
+        const app = A[p * n + p]!;
+        const aqq = A[q * n + q]!;
+        const theta = (aqq - app) / (2 * apq);
+        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+        const c = 1 / Math.sqrt(t * t + 1);
+        const s = t * c;
+        for (let k = 0; k < n; k++) {
+          const akp = A[k * n + p]!;
+          const akq = A[k * n + q]!;
+          A[k * n + p] = c * akp - s * akq;
+          A[k * n + q] = s * akp + c * akq;
+        }
+        for (let k = 0; k < n; k++) {
+          const apk = A[p * n + k]!;
+          const aqk = A[q * n + k]!;
+          A[p * n + k] = c * apk - s * aqk;
+          A[q * n + k] = s * apk + c * aqk;
+        }
+        for (let k = 0; k < n; k++) {
+          const vkp = V[k * n + p]!;
+          const vkq = V[k * n + q]!;
+          V[k * n + p] = c * vkp - s * vkq;
+          V[k * n + q] = s * vkp + c * vkq;
+        }
+      }
+    }
+  }
+  const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => A[y * n + y]! - A[x * n + x]!);
+  const values = new Float64Array(n);
+  const vectors = new Float64Array(n * n);
+  order.forEach((src, dst) => {
+    values[dst] = A[src * n + src]!;
+    for (let k = 0; k < n; k++) vectors[k * n + dst] = V[k * n + src]!;
+  });
+  return { values, vectors };
+}
+
+function dot(x: Float64Array, y: Float64Array): number {
+  let s = 0;
+  for (let i = 0; i < x.length; i++) s += x[i]! * y[i]!;
+  return s;
+}
+
+function axpy(alpha: number, x: Float64Array, y: Float64Array): void {
+  for (let i = 0; i < x.length; i++) y[i]! += alpha * x[i]!;
+}
+
+/**
+ * The `nev` largest eigenpairs of a symmetric operator on ℝⁿ restricted to the complement of the
+ * orthonormal vectors `deflate`, by a Krylov–Schur (thick-restart Lanczos) iteration with full
+ * re-orthogonalisation. Stops when every wanted Ritz residual is below `tol` (or after `maxRestarts`).
+ */
+export function topEigenpairs(
+  matvec: (x: Float64Array, y: Float64Array) => void,
+  n: number,
+  nev: number,
+  rng: Rng,
+  opts: {
+    deflate?: Float64Array[];
+    basis?: number;
+    tol?: number;
+    maxRestarts?: number;
+    signal?: AbortSignal;
+  } = {},
+): { values: Float64Array; vectors: Float64Array[] } {
+  const deflate = opts.deflate ?? [];
+  const free = n - deflate.length;
+  if (nev > free) throw new Error(`eigen: ${nev} eigenpairs asked of a ${free}-dimensional space`);
+  const m = Math.min(free, Math.max(opts.basis ?? 32, 2 * nev + 8));
+  const tol = opts.tol ?? 1e-6;
+  const maxRestarts = opts.maxRestarts ?? 60;
+  const V: Float64Array[] = [];
+  const H = new Float64Array((m + 1) * (m + 1)); // H[i * (m + 1) + j]
+  const h = (i: number, j: number) => i * (m + 1) + j;
+  const orthogonalise = (w: Float64Array, upto: number, coeffs?: Float64Array): void => {
+    for (let pass = 0; pass < 2; pass++) {
+      for (const d of deflate) axpy(-dot(d, w), d, w);
+      for (let i = 0; i < upto; i++) {
+        const c = dot(V[i]!, w);
+        if (coeffs) coeffs[i]! += c;
+        axpy(-c, V[i]!, w);
+      }
+    }
+  };
+  const randomUnit = (upto: number): Float64Array => {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const v = new Float64Array(n);
+      for (let i = 0; i < n; i++) v[i] = rng.normal();
+      orthogonalise(v, upto);
+      const norm = Math.sqrt(dot(v, v));
+      if (norm > 1e-8) {
+        for (let i = 0; i < n; i++) v[i]! /= norm;
+        return v;
+      }
+    }
+    throw new Error("eigen: could not find a new direction (the space is exhausted)");
+  };
+  V.push(randomUnit(0));
+  let j0 = 0;
+  let values: Float64Array = new Float64Array(0);
+  let S: Float64Array = new Float64Array(0);
+  let beta = 0;
+  const coeffs = new Float64Array(m + 1);
+  for (let restart = 0; ; restart++) {
+    opts.signal?.throwIfAborted();
+    for (let j = j0; j < m; j++) {
+      const w = new Float64Array(n);
+      matvec(V[j]!, w);
+      coeffs.fill(0);
+      orthogonalise(w, j + 1, coeffs);
+      for (let i = 0; i <= j; i++) H[h(i, j)] = coeffs[i]!;
+      beta = Math.sqrt(dot(w, w));
+      if (beta > 1e-12) {
+        for (let i = 0; i < n; i++) w[i]! /= beta;
+        V[j + 1] = w;
+      } else {
+        beta = 0;
+        V[j + 1] = j + 1 < free ? randomUnit(j + 1) : new Float64Array(n);
+      }
+      H[h(j + 1, j)] = beta;
+    }
+    // Ritz pairs of the symmetrised projection.
+    const T = new Float64Array(m * m);
+    for (let i = 0; i < m; i++) for (let j = 0; j < m; j++) T[i * m + j] = 0.5 * (H[h(i, j)]! + H[h(j, i)]!);
+    const eig = symmetricEigen(T, m);
+    values = eig.values;
+    S = eig.vectors;
+    let converged = true;
+    for (let i = 0; i < nev; i++) {
+      const residual = Math.abs(beta * S[(m - 1) * m + i]!);
+      if (residual > tol * Math.max(1, Math.abs(values[i]!))) converged = false;
+    }
+    if (converged || restart >= maxRestarts || m >= free) break;
+    // Thick restart: keep p Ritz vectors, continue from the residual direction.
+    const p = Math.min(m - 1, nev + Math.max(1, Math.floor((m - nev) / 2)));
+    const kept: Float64Array[] = [];
+    for (let i = 0; i < p; i++) {
+      const y = new Float64Array(n);
+      for (let j = 0; j < m; j++) axpy(S[j * m + i]!, V[j]!, y);
+      kept.push(y);
+    }
+    const residualVector = V[m]!;
+    H.fill(0);
+    for (let i = 0; i < p; i++) {
+      H[h(i, i)] = values[i]!;
+      H[h(p, i)] = beta * S[(m - 1) * m + i]!;
+    }
+    V.length = 0;
+    V.push(...kept, residualVector);
+    j0 = p;
+  }
+  const vectors: Float64Array[] = [];
+  for (let i = 0; i < nev; i++) {
+    const y = new Float64Array(n);
+    for (let j = 0; j < m; j++) axpy(S[j * m + i]!, V[j]!, y);
+    const norm = Math.sqrt(dot(y, y));
+    for (let k = 0; k < n; k++) y[k]! /= norm;
+    vectors.push(y);
+  }
+  return { values: values.slice(0, nev), vectors };
+}
+
+/** The subgraph induced by `nodes` (sorted ascending), re-indexed 0…. */
+function subgraph(g: CsrGraph, nodes: Int32Array, where: Int32Array): CsrGraph {
+  for (let t = 0; t < nodes.length; t++) where[nodes[t]!] = t;
+  const indptr = new Int32Array(nodes.length + 1);
+  let nnz = 0;
+  for (let t = 0; t < nodes.length; t++) {
+    const i = nodes[t]!;
+    nnz += g.indptr[i + 1]! - g.indptr[i]!;
+    indptr[t + 1] = nnz;
+  }
+  const indices = new Int32Array(nnz);
+  const weights = new Float64Array(nnz);
+  let out = 0;
+  for (let t = 0; t < nodes.length; t++) {
+    const i = nodes[t]!;
+    for (let k = g.indptr[i]!; k < g.indptr[i + 1]!; k++) {
+      indices[out] = where[g.indices[k]!]!;
+      weights[out++] = g.weights[k]!;
+    }
+  }
+  return { n: nodes.length, indptr, indices, weights };
+}
+
+/**
+ * Eigenvectors 2…dim+1 of the normalised Laplacian I − D^-½ W D^-½ of a connected graph (umap's
+ * `_spectral_layout`), column-major per axis in an n × dim row-major array.
+ */
+function spectralConnected(g: CsrGraph, dim: number, rng: Rng, signal?: AbortSignal): Float64Array {
+  const n = g.n;
+  const deg = new Float64Array(n);
+  for (let k = 0; k < g.indices.length; k++) deg[g.indices[k]!]! += g.weights[k]; // column sums, as umap
+  const invSqrt = new Float64Array(n);
+  const top = new Float64Array(n);
+  let norm = 0;
+  for (let i = 0; i < n; i++) {
+    const s = Math.sqrt(deg[i]!);
+    invSqrt[i] = s > 0 ? 1 / s : 0;
+    top[i] = s;
+    norm += deg[i]!;
+  }
+  norm = Math.sqrt(norm);
+  for (let i = 0; i < n; i++) top[i]! /= norm;
+  const out = new Float64Array(n * dim);
+  if (n <= 64) {
+    // Small: decompose the dense matrix and drop the trivial top eigenvector.
+    const M = new Float64Array(n * n);
+    for (let i = 0; i < n; i++)
+      for (let k = g.indptr[i]!; k < g.indptr[i + 1]!; k++) {
+        const j = g.indices[k]!;
+        M[i * n + j]! += g.weights[k]! * invSqrt[i]! * invSqrt[j]!;
+      }
+    for (let i = 0; i < n; i++)
+      for (let j = i + 1; j < n; j++) M[i * n + j] = M[j * n + i] = 0.5 * (M[i * n + j]! + M[j * n + i]!);
+    const { vectors } = symmetricEigen(M, n);
+    for (let i = 0; i < n; i++) for (let d = 0; d < dim; d++) out[i * dim + d] = vectors[i * n + d + 1] ?? 0;
+    return out;
+  }
+  const scaled = new Float64Array(n);
+  const matvec = (x: Float64Array, y: Float64Array) => {
+    for (let i = 0; i < n; i++) scaled[i] = x[i]! * invSqrt[i]!;
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      for (let k = g.indptr[i]!; k < g.indptr[i + 1]!; k++) s += g.weights[k]! * scaled[g.indices[k]!]!;
+      y[i] = s * invSqrt[i]!;
+    }
+  };
+  // The largest eigenvalues of D^-½ W D^-½ are the smallest of the Laplacian; the top one (1, √deg) is known.
+  const { vectors } = topEigenpairs(matvec, n, dim, rng, { deflate: [top], tol: 1e-4, signal });
+  for (let d = 0; d < dim; d++) {
+    const v = vectors[d]!;
+    for (let i = 0; i < n; i++) out[i * dim + d] = v[i]!;
+  }
+  return out;
+}
+
+/**
+ * Positions for the components themselves (umap's `component_layout`): spectral embedding of the
+ * affinities exp(−d²) between component centroids in `data` (n × width, row-major), scaled so the
+ * largest coordinate is 1; uniform random in [0, 10) without data.
+ */
+function componentLayout(
+  labels: Int32Array,
+  count: number,
+  dim: number,
+  rng: Rng,
+  data?: { values: ArrayLike<number>; width: number },
+): Float64Array {
+  const meta = new Float64Array(count * dim);
+  if (!data) {
+    for (let i = 0; i < meta.length; i++) meta[i] = rng.next() * 10;
+    return meta;
+  }
+  const w = data.width;
+  const centroids = new Float64Array(count * w);
+  const sizes = new Float64Array(count);
+  for (let i = 0; i < labels.length; i++) {
+    const c = labels[i]!;
+    sizes[c]!++;
+    for (let f = 0; f < w; f++) centroids[c * w + f]! += Number(data.values[i * w + f]);
+  }
+  for (let c = 0; c < count; c++) for (let f = 0; f < w; f++) centroids[c * w + f]! /= sizes[c];
+  // Affinity with a zero diagonal (scipy's laplacian ignores it), then the normalised adjacency.
+  const A = new Float64Array(count * count);
+  const deg = new Float64Array(count);
+  for (let i = 0; i < count; i++)
+    for (let j = 0; j < count; j++) {
+      if (i === j) continue;
+      let d2 = 0;
+      for (let f = 0; f < w; f++) d2 += (centroids[i * w + f]! - centroids[j * w + f]!) ** 2;
+      const a = Math.exp(-d2);
+      A[i * count + j] = a;
+      deg[i]! += a;
+    }
+  const dd = deg.map((x) => Math.sqrt(Math.max(x, 1e-300)));
+  for (let i = 0; i < count; i++) for (let j = 0; j < count; j++) A[i * count + j]! /= dd[i]! * dd[j]!;
+  const { vectors } = symmetricEigen(A, count);
+  for (let d = 0; d < dim; d++) {
+    // Skip the top (trivial) vector; undo the normalisation; fix the sign so the largest entry is positive.
+    let big = 0;
+    for (let c = 0; c < count; c++) {
+      const v = (vectors[c * count + d + 1] ?? 0) / dd[c]!;
+      meta[c * dim + d] = v;
+      if (Math.abs(v) > Math.abs(big)) big = v;
+    }
+    if (big < 0) for (let c = 0; c < count; c++) meta[c * dim + d] = -meta[c * dim + d]!;
+  }
+  let max = -Infinity;
+  for (const v of meta) if (v > max) max = v;
+  if (max > 0) for (let i = 0; i < meta.length; i++) meta[i]! /= max;
+  return meta;
+}
+
+/**
+ * The spectral initialisation of umap-learn (`spectral_layout`): eigenvectors of the normalised
+ * Laplacian for a connected graph; for several components, each component's own spectral layout
+ * scaled into the space around its place in a layout of the components (`multi_component_layout`).
+ * `data` (the representation the graph was built from) only places more than 2·dim components.
+ */
+export function spectralLayout(
+  g: CsrGraph,
+  dim: number,
+  rng: Rng,
+  data?: { values: ArrayLike<number>; width: number },
+  signal?: AbortSignal,
+): Float64Array {
+  const { labels, count } = connectedComponents(g);
+  if (count === 1) return spectralConnected(g, dim, rng, signal);
+  const n = g.n;
+  let meta: Float64Array;
+  if (count > 2 * dim) meta = componentLayout(labels, count, dim, rng, data);
+  else {
+    const k = Math.ceil(count / 2);
+    meta = new Float64Array(count * dim);
+    for (let c = 0; c < count; c++) {
+      const axis = c % k;
+      meta[c * dim + axis] = c < k ? 1 : -1;
+    }
+  }
+  const result = new Float64Array(n * dim);
+  const members: number[][] = Array.from({ length: count }, () => []);
+  for (let i = 0; i < n; i++) members[labels[i]!]!.push(i);
+  const where = new Int32Array(n);
+  for (let c = 0; c < count; c++) {
+    let range = Infinity;
+    for (let o = 0; o < count; o++) {
+      let d2 = 0;
+      for (let d = 0; d < dim; d++) d2 += (meta[c * dim + d]! - meta[o * dim + d]!) ** 2;
+      if (d2 > 0 && Math.sqrt(d2) < range) range = Math.sqrt(d2);
+    }
+    range = Number.isFinite(range) ? range / 2 : 1;
+    const nodes = Int32Array.from(members[c]!);
+    if (nodes.length < 2 * dim || nodes.length <= dim + 1) {
+      for (const i of nodes)
+        for (let d = 0; d < dim; d++) result[i * dim + d] = rng.uniform(-range, range) + meta[c * dim + d]!;
+      continue;
+    }
+    const emb = spectralConnected(subgraph(g, nodes, where), dim, rng, signal);
+    let maxAbs = 0;
+    for (const v of emb) if (Math.abs(v) > maxAbs) maxAbs = Math.abs(v);
+    const expansion = maxAbs > 0 ? range / maxAbs : 1;
+    nodes.forEach((i, t) => {
+      for (let d = 0; d < dim; d++) result[i * dim + d] = emb[t * dim + d]! * expansion + meta[c * dim + d]!;
+    });
+  }
+  return result;
+}
+
+/** Options of {@link optimizeLayoutEuclidean}. */
+export interface OptimizeOptions extends LayoutHooks {
+  readonly a: number;
+  readonly b: number;
+  /** Weight of the repulsive samples (default 1). */
+  readonly gamma?: number;
+  /** Initial learning rate (default 1). */
+  readonly initialAlpha?: number;
+  /** Repulsive samples per attractive one (default 5). */
+  readonly negativeSampleRate?: number;
+  /** Random stream of the negative samples. */
+  readonly rng: Rng;
+}
+
+/** Steps per unit distance of the power table. */
+const POW_STEPS = 32;
+/** Distances covered by the power table (beyond: `Math.exp`/`Math.log`). */
+const POW_RANGE = 256;
+
+/**
+ * r^(2b) = (d²)^b on a grid of distances r (step 1/32, up to 256), read with linear interpolation: a
+ * table read replaces `Math.pow`, which costs more than the rest of an SGD step. The relative error
+ * is below 1e-3 for r ≥ 1; the attractive step, where small distances matter, reads the table only
+ * there, while the repulsive step uses it everywhere (its 1 + a·d^(2b) hardly depends on small terms).
+ */
+function powTable(b: number): Float64Array {
+  const size = POW_STEPS * POW_RANGE;
+  const table = new Float64Array(size + 2);
+  for (let k = 0; k <= size + 1; k++) table[k] = (k / POW_STEPS) ** (2 * b);
+  return table;
+}
+
+/**
+ * umap-learn's `optimize_layout_euclidean` (with `move_other`): SGD over `nEpochs` epochs on
+ * `embedding` (n × dim, row-major, updated in place). Edge i (head → tail) is sampled every
+ * `epochsPerSample[i]` epochs, each sample followed by its due negative samples; gradients are
+ * clipped to ±4. Runs in one thread in edge order, so it is deterministic for a seed.
+ */
+export function optimizeLayoutEuclidean(
+  embedding: Float32Array | Float64Array,
+  dim: number,
+  head: Int32Array,
+  tail: Int32Array,
+  epochsPerSample: Float64Array,
+  nEpochs: number,
+  opts: OptimizeOptions,
+): void {
+  const n = embedding.length / dim;
+  const { a, b } = opts;
+  const gamma = opts.gamma ?? 1;
+  const initialAlpha = opts.initialAlpha ?? 1;
+  const nsr = opts.negativeSampleRate ?? 5;
+  const nEdges = head.length;
+  const epochsPerNeg = new Float64Array(nEdges);
+  const nextNeg = new Float64Array(nEdges);
+  const nextSample = new Float64Array(nEdges);
+  for (let i = 0; i < nEdges; i++) {
+    epochsPerNeg[i] = epochsPerSample[i]! / nsr;
+    nextNeg[i] = epochsPerNeg[i]!;
+    nextSample[i] = epochsPerSample[i]!;
+  }
+  // Work in float64 (no rounding per update), write back at the end.
+  const Y = Float64Array.from(embedding);
+  const table = powTable(b);
+  const TABLE_END = POW_STEPS * POW_RANGE;
+  // xorshift128 for the negative samples, seeded from the job's stream (a method call per sample
+  // would cost more than the sample).
+  let s0 = opts.rng.uint32() | 1;
+  let s1 = opts.rng.uint32();
+  let s2 = opts.rng.uint32();
+  let s3 = opts.rng.uint32();
+  const twoAB = 2 * a * b;
+  const twoGB = 2 * gamma * b;
+  const current = new Float64Array(dim);
+  for (let epoch = 0; epoch < nEpochs; epoch++) {
+    if ((epoch & 7) === 0) {
+      opts.signal?.throwIfAborted();
+      opts.onProgress?.(epoch / nEpochs);
+    }
+    const alpha = initialAlpha * (1 - epoch / nEpochs);
+    for (let i = 0; i < nEdges; i++) {
+      if (nextSample[i]! > epoch) continue;
+      const jo = head[i]! * dim;
+      const ko = tail[i]! * dim;
+      if (dim === 2) {
+        let cx = Y[jo]!;
+        let cy = Y[jo + 1]!;
+        const dx = cx - Y[ko]!;
+        const dy = cy - Y[ko + 1]!;
+        const d2 = dx * dx + dy * dy;
+        if (d2 > 0) {
+          const x = Math.sqrt(d2) * POW_STEPS;
+          let pb: number;
+          if (x >= POW_STEPS && x < TABLE_END) {
+            const t = x | 0;
+            const t0 = table[t]!;
+            pb = t0 + (x - t) * (table[t + 1]! - t0);
+          } else pb = Math.exp(b * Math.log(d2));
+          const coeff = (-twoAB * pb) / (d2 * (a * pb + 1));
+          let gx = coeff * dx;
+          let gy = coeff * dy;
+          gx = gx > 4 ? 4 : gx < -4 ? -4 : gx;
+          gy = gy > 4 ? 4 : gy < -4 ? -4 : gy;
+          cx += gx * alpha;
+          cy += gy * alpha;
+          Y[jo] = cx;
+          Y[jo + 1] = cy;
+          Y[ko] = Y[ko]! - gx * alpha;
+          Y[ko + 1] = Y[ko + 1]! - gy * alpha;
+        }
+        nextSample[i]! += epochsPerSample[i];
+        const nNeg = Math.floor((epoch - nextNeg[i]!) / epochsPerNeg[i]!);
+        if (nNeg > 0) {
+          for (let p = 0; p < nNeg; p++) {
+            let t = s3;
+            const s = s0;
+            s3 = s2;
+            s2 = s1;
+            s1 = s;
+            t ^= t << 11;
+            t ^= t >>> 8;
+            s0 = t ^ s ^ (s >>> 19);
+            const o = (((s0 >>> 0) * n) / 4294967296) | 0;
+            const oo = o * 2;
+            if (oo === jo) continue; // a node is never repelled from itself
+            const ex = cx - Y[oo]!;
+            const ey = cy - Y[oo + 1]!;
+            const e2 = ex * ex + ey * ey;
+            if (e2 > 0) {
+              const x = Math.sqrt(e2) * POW_STEPS;
+              let pb: number;
+              if (x < TABLE_END) {
+                const k = x | 0;
+                const k0 = table[k]!;
+                pb = k0 + (x - k) * (table[k + 1]! - k0);
+              } else pb = Math.exp(b * Math.log(e2));
+              const coeff = twoGB / ((0.001 + e2) * (a * pb + 1));
+              let gx = coeff * ex;
+              let gy = coeff * ey;
+              gx = gx > 4 ? 4 : gx < -4 ? -4 : gx;
+              gy = gy > 4 ? 4 : gy < -4 ? -4 : gy;
+              cx += gx * alpha;
+              cy += gy * alpha;
+            }
+          }
+          Y[jo] = cx;
+          Y[jo + 1] = cy;
+          nextNeg[i]! += nNeg * epochsPerNeg[i]!;
+        }
+        continue;
+      }
+      // Any other dimension.
+      let d2 = 0;
+      for (let d = 0; d < dim; d++) {
+        const diff = Y[jo + d]! - Y[ko + d]!;
+        d2 += diff * diff;
+      }
+      if (d2 > 0) {
+        const x = Math.sqrt(d2) * POW_STEPS;
+        let pb: number;
+        if (x >= POW_STEPS && x < TABLE_END) {
+          const t = x | 0;
+          const t0 = table[t]!;
+          pb = t0 + (x - t) * (table[t + 1]! - t0);
+        } else pb = Math.exp(b * Math.log(d2));
+        const coeff = (-twoAB * pb) / (d2 * (a * pb + 1));
+        for (let d = 0; d < dim; d++) {
+          const cj = Y[jo + d]!;
+          let g = coeff * (cj - Y[ko + d]!);
+          g = g > 4 ? 4 : g < -4 ? -4 : g;
+          Y[jo + d] = cj + g * alpha;
+          Y[ko + d] = Y[ko + d]! - g * alpha;
+        }
+      }
+      nextSample[i]! += epochsPerSample[i];
+      const nNeg = Math.floor((epoch - nextNeg[i]!) / epochsPerNeg[i]!);
+      if (nNeg > 0) {
+        for (let d = 0; d < dim; d++) current[d] = Y[jo + d]!;
+        for (let p = 0; p < nNeg; p++) {
+          let t = s3;
+          const s = s0;
+          s3 = s2;
+          s2 = s1;
+          s1 = s;
+          t ^= t << 11;
+          t ^= t >>> 8;
+          s0 = t ^ s ^ (s >>> 19);
+          const o = ((((s0 >>> 0) * n) / 4294967296) | 0) * dim;
+          if (o === jo) continue;
+          let e2 = 0;
+          for (let d = 0; d < dim; d++) {
+            const diff = current[d]! - Y[o + d]!;
+            e2 += diff * diff;
+          }
+          if (e2 > 0) {
+            const x = Math.sqrt(e2) * POW_STEPS;
+            let pb: number;
+            if (x < TABLE_END) {
+              const k = x | 0;
+              const k0 = table[k]!;
+              pb = k0 + (x - k) * (table[k + 1]! - k0);
+            } else pb = Math.exp(b * Math.log(e2));
+            const coeff = twoGB / ((0.001 + e2) * (a * pb + 1));
+            for (let d = 0; d < dim; d++) {
+              let g = coeff * (current[d]! - Y[o + d]!);
+              g = g > 4 ? 4 : g < -4 ? -4 : g;
+              current[d]! += g * alpha;
+            }
+          }
+        }
+        for (let d = 0; d < dim; d++) Y[jo + d] = current[d]!;
+        nextNeg[i]! += nNeg * epochsPerNeg[i]!;
+      }
+    }
+  }
+  embedding.set(Y);
+  opts.onProgress?.(1);
+}
+
+/** Options of {@link umapLayout}. */
+export interface UmapLayoutOptions extends LayoutHooks {
+  /** Embedding dimensions (2 or 3). */
+  readonly nComponents: number;
+  /** Epochs; default 500 for up to 10,000 nodes, else 200. */
+  readonly nEpochs?: number | null;
+  readonly a: number;
+  readonly b: number;
+  readonly gamma?: number;
+  readonly initialAlpha?: number;
+  readonly negativeSampleRate?: number;
+  /** "spectral" (default), "random", or starting coordinates (n × nComponents, row-major). */
+  readonly init?: "spectral" | "random" | ArrayLike<number>;
+  /** The representation the graph was built from (only used to place many disconnected components). */
+  readonly data?: { values: ArrayLike<number>; width: number };
+  readonly rng: Rng;
+}
+
+/**
+ * UMAP coordinates (n × nComponents, row-major float32) of a fuzzy neighbourhood graph (a square
+ * sparse matrix of membership strengths, such as scanpy's `connectivities`).
+ */
+export function umapLayout(graph: SparseMatrix, opts: UmapLayoutOptions): Float32Array {
+  const n = graph.shape[0];
+  if (graph.shape[1] !== n) throw new Error(`umap: the graph must be square, got ${graph.shape.join(" × ")}`);
+  if (graph.kind !== "csr" && graph.kind !== "csc")
+    throw new Error("umap: the graph must be a sparse matrix");
+  const dim = opts.nComponents;
+  if (!Number.isInteger(dim) || dim < 1)
+    throw new Error(`umap: n_components must be a positive integer, got ${dim}`);
+  const defaultEpochs = n <= 10000 ? 500 : 200;
+  const nEpochs = opts.nEpochs ?? defaultEpochs;
+  if (!Number.isInteger(nEpochs) || nEpochs < 0)
+    throw new Error(`umap: n_epochs must be an integer ≥ 0, got ${nEpochs}`);
+  const rng = opts.rng;
+  // 1. Drop edges that would be sampled less than once.
+  const src = graph.data as unknown as ArrayLike<number | bigint>;
+  let maxW = 0;
+  for (let k = 0; k < src.length; k++) if (Number(src[k]) > maxW) maxW = Number(src[k]);
+  const threshold = maxW / (nEpochs > 10 ? nEpochs : defaultEpochs);
+  const g = pruneGraph(graph, threshold);
+  // 2. Initial positions.
+  let init: Float64Array | Float32Array;
+  const spread = opts.onProgress;
+  if (opts.init === undefined || opts.init === "spectral") {
+    let layout: Float64Array;
+    if (n <= dim + 1) {
+      layout = new Float64Array(n * dim);
+      for (let i = 0; i < layout.length; i++) layout[i] = rng.uniform(-10, 10);
+    } else layout = spectralLayout(g, dim, rng.fork("spectral"), opts.data, opts.signal);
+    init = noisyScale(layout, rng);
+  } else if (opts.init === "random") {
+    init = new Float32Array(n * dim);
+    for (let i = 0; i < init.length; i++) init[i] = rng.uniform(-10, 10);
+  } else {
+    if (opts.init.length !== n * dim)
+      throw new Error(`umap: initial positions have ${opts.init.length} values, expected ${n} × ${dim}`);
+    init = Float32Array.from(opts.init);
+  }
+  spread?.(0.05);
+  // 3. Every axis to [0, 10].
+  const embedding = new Float32Array(n * dim);
+  for (let d = 0; d < dim; d++) {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const v = init[i * dim + d]!;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    const span = hi - lo;
+    for (let i = 0; i < n; i++)
+      embedding[i * dim + d] = span > 0 ? (10 * (init[i * dim + d]! - lo)) / span : 0;
+  }
+  if (nEpochs === 0 || g.indices.length === 0) return embedding;
+  // 4. SGD over the edges in row-major order.
+  const head = new Int32Array(g.indices.length);
+  for (let i = 0; i < n; i++) head.fill(i, g.indptr[i]!, g.indptr[i + 1]!);
+  const epochsPerSample = new Float64Array(g.weights.length);
+  let gMax = 0;
+  for (const w of g.weights) if (w > gMax) gMax = w;
+  for (let k = 0; k < g.weights.length; k++) {
+    const samples = nEpochs * (g.weights[k]! / gMax);
+    epochsPerSample[k] = samples > 0 ? nEpochs / samples : -1;
+  }
+  optimizeLayoutEuclidean(embedding, dim, head, g.indices, epochsPerSample, nEpochs, {
+    a: opts.a,
+    b: opts.b,
+    gamma: opts.gamma,
+    initialAlpha: opts.initialAlpha,
+    negativeSampleRate: opts.negativeSampleRate,
+    rng: rng.fork("sgd"),
+    signal: opts.signal,
+    onProgress: spread ? (f) => spread(0.05 + 0.95 * f) : undefined,
+  });
+  return embedding;
+}
+
+/** umap's `noisy_scale_coords`: scale so the largest |coordinate| is 10, add N(0, 1e-4) noise; float32. */
+function noisyScale(coords: Float64Array, rng: Rng): Float32Array {
+  let maxAbs = 0;
+  for (const v of coords) if (Math.abs(v) > maxAbs) maxAbs = Math.abs(v);
+  const expansion = maxAbs > 0 ? 10 / maxAbs : 1;
+  const out = new Float32Array(coords.length);
+  for (let i = 0; i < coords.length; i++)
+    out[i] = Math.fround(coords[i]! * expansion) + rng.normal(0, 0.0001);
+  return out;
+}
