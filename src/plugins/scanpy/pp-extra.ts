@@ -21,6 +21,7 @@ import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import { type AxisArray, makeTable, type RawTable, type Table } from "../../sdk/data/table.js";
 import { isUnsDict, type UnsDict, type UnsValue, unsDict } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
+import { knn, knnDescent, knnExact } from "../../sdk/math/knn.js";
 import {
   categoricalResidualsInto,
   constantColumns,
@@ -31,7 +32,9 @@ import {
   residualsInto,
   rowMatrix,
 } from "../../sdk/math/regression.js";
+import { Rng } from "../../sdk/math/rng.js";
 import { switchCompression } from "../../sdk/math/sparse.js";
+import { dataOperator, lanczosSvd, project } from "../../sdk/math/svd.js";
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
@@ -924,4 +927,709 @@ export async function combat(sd: SpatialData, params: CombatParams, ctx: OpConte
   const result = dense(out, [n, m], dtype);
   const tc = (params.inplace ?? true) ? { X: result } : { layers: { combat: result } };
   return { tables: { [ctx.table]: tc } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// scrublet
+// ---------------------------------------------------------------------------------------------
+
+/** Parameters of `scrublet`. */
+export interface ScrubletParams {
+  /** Obs column of batches; Scrublet then runs on each batch independently. */
+  batch_key?: string | null;
+  /**
+   * Number of doublets to simulate relative to the number of observed transcriptomes.
+   * @default 2
+   * @exclusiveMinimum 0
+   */
+  sim_doublet_ratio?: number;
+  /**
+   * The estimated doublet rate of the experiment.
+   * @default 0.05
+   * @exclusiveMinimum 0
+   * @exclusiveMaximum 1
+   */
+  expected_doublet_rate?: number;
+  /**
+   * Uncertainty in the expected doublet rate.
+   * @default 0.02
+   * @minimum 0
+   */
+  stdev_doublet_rate?: number;
+  /**
+   * Rate for sampling UMIs when creating synthetic doublets: 1 adds the counts of two cells; below
+   * 1 the summed counts are thinned binomially at this rate.
+   * @default 1
+   * @exclusiveMinimum 0
+   * @maximum 1
+   */
+  synthetic_doublet_umi_subsampling?: number;
+  /**
+   * Distance metric of the nearest-neighbour search.
+   * @default "euclidean"
+   */
+  knn_dist_metric?: "euclidean" | "cosine" | "manhattan";
+  /**
+   * Scale each gene to unit variance (over the observed cells) before the embedding.
+   * @default true
+   */
+  normalize_variance?: boolean;
+  /**
+   * Log-transform (log1p) observed and simulated counts before normalising them.
+   * @default false
+   */
+  log_transform?: boolean;
+  /**
+   * Centre each gene (PCA); without it a truncated SVD of the uncentred data is used.
+   * @default true
+   */
+  mean_center?: boolean;
+  /**
+   * Number of principal components of the embedding the kNN classifier works in.
+   * @default 30
+   * @asType integer
+   * @minimum 1
+   */
+  n_prin_comps?: number;
+  /**
+   * Approximate (NN-descent) neighbours; null chooses exact search up to 20,000 points (observed +
+   * simulated) and NN-descent above.
+   */
+  use_approx_neighbors?: boolean | null;
+  /**
+   * Also store, per observed cell, the parents of its simulated-doublet neighbours
+   * (`uns["scrublet"]["doublet_neighbor_parents"]`, as one index list per cell).
+   * @default false
+   */
+  get_doublet_neighbor_parents?: boolean;
+  /**
+   * Neighbours of the kNN graph; default round(0.5 · √n_obs).
+   * @asType integer
+   * @minimum 1
+   */
+  n_neighbors?: number | null;
+  /**
+   * Doublet score threshold; null finds it at the minimum between the two modes of the simulated
+   * doublets' score histogram (scikit-image's `threshold_minimum`).
+   */
+  threshold?: number | null;
+  /**
+   * Log summary statistics.
+   * @default true
+   */
+  verbose?: boolean;
+  /**
+   * Seed of the doublet simulation and the embedding.
+   * @default 0
+   * @asType integer
+   */
+  random_state?: number;
+}
+
+/**
+ * Points (observed + simulated) up to which the automatic choice searches neighbours exactly: with
+ * Scrublet's large k (≈ 1.5·√n_obs · 3) brute force beats NN-descent well past the generic cut-off.
+ */
+const SCRUBLET_EXACT_MAX_ROWS = 20000;
+
+/** Python's `round` (half to even). */
+function pyRound(x: number): number {
+  const r = Math.round(x);
+  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** A binomial deviate (n trials, probability p) by geometric waiting times: O(np) expected. */
+function binomial(rng: Rng, n: number, p: number): number {
+  if (n <= 0 || p <= 0) return 0;
+  if (p >= 1) return n;
+  const q = Math.log(1 - p);
+  let x = 0;
+  let sum = 0;
+  for (;;) {
+    sum += Math.floor(Math.log(1 - rng.next()) / q) + 1;
+    if (sum > n) return x;
+    x++;
+  }
+}
+
+/** A CSR with float64 values in plain arrays: the working form of the scrublet pipeline. */
+interface Csr {
+  readonly rows: number;
+  readonly cols: number;
+  readonly indptr: Float64Array;
+  readonly indices: Int32Array;
+  readonly data: Float64Array;
+}
+
+/** Rows `rows` and columns with `colKeep[j] >= 0` (renumbered to `colKeep[j]`) of a row matrix. */
+function subsetCsr(y: RowMatrix, rows: Int32Array, colKeep: Int32Array, nCols: number): Csr {
+  let nnz = 0;
+  const m = y.cols;
+  if (y.kind === "csr") {
+    for (const i of rows)
+      for (let t = y.indptr[i]!; t < y.indptr[i + 1]!; t++) if (colKeep[y.indices[t]!]! >= 0) nnz++;
+  } else {
+    for (const i of rows) for (let j = 0; j < m; j++) if (colKeep[j]! >= 0 && y.data[i * m + j] !== 0) nnz++;
+  }
+  const indptr = new Float64Array(rows.length + 1);
+  const indices = new Int32Array(nnz);
+  const data = new Float64Array(nnz);
+  let at = 0;
+  for (let r = 0; r < rows.length; r++) {
+    const i = rows[r]!;
+    if (y.kind === "csr") {
+      for (let t = y.indptr[i]!; t < y.indptr[i + 1]!; t++) {
+        const c = colKeep[y.indices[t]!]!;
+        if (c < 0) continue;
+        indices[at] = c;
+        data[at++] = y.data[t]!;
+      }
+    } else {
+      for (let j = 0; j < m; j++) {
+        const v = y.data[i * m + j]!;
+        if (colKeep[j]! < 0 || v === 0) continue;
+        indices[at] = colKeep[j]!;
+        data[at++] = v;
+      }
+    }
+    indptr[r + 1] = at;
+  }
+  return { rows: rows.length, cols: nCols, indptr, indices, data };
+}
+
+/** Row sums of a CSR. */
+function rowSums(x: Csr): Float64Array {
+  const s = new Float64Array(x.rows);
+  for (let i = 0; i < x.rows; i++) for (let t = x.indptr[i]!; t < x.indptr[i + 1]!; t++) s[i]! += x.data[t];
+  return s;
+}
+
+/** Scale each row to sum `target` (rows summing to 0 stay 0), as `normalize_total(target_sum=…)`. */
+function normalizeRows(x: Csr, target: number): Csr {
+  const sums = rowSums(x);
+  const data = new Float64Array(x.data.length);
+  for (let i = 0; i < x.rows; i++) {
+    const f = sums[i]! > 0 ? target / sums[i]! : 1;
+    for (let t = x.indptr[i]!; t < x.indptr[i + 1]!; t++) data[t] = x.data[t]! * f;
+  }
+  return { ...x, data };
+}
+
+/** Median of the positive values (numpy's median: mean of the two middle values for even counts). */
+function medianPositive(v: Float64Array): number {
+  const pos = Float64Array.from(v.filter((x) => x > 0)).sort();
+  if (pos.length === 0) return 0;
+  const h = pos.length >> 1;
+  return pos.length % 2 ? pos[h]! : (pos[h - 1]! + pos[h]!) / 2;
+}
+
+/** Per-column mean and variance (ddof 1) of a CSR (implicit zeros included). */
+function columnMeanVar(x: Csr): { mean: Float64Array; variance: Float64Array } {
+  const n = x.rows;
+  const s1 = new Float64Array(x.cols);
+  const s2 = new Float64Array(x.cols);
+  for (let t = 0; t < x.data.length; t++) {
+    const v = x.data[t]!;
+    s1[x.indices[t]!]! += v;
+    s2[x.indices[t]!]! += v * v;
+  }
+  const mean = new Float64Array(x.cols);
+  const variance = new Float64Array(x.cols);
+  for (let j = 0; j < x.cols; j++) {
+    mean[j] = s1[j]! / n;
+    variance[j] = n > 1 ? Math.max(0, (s2[j]! - n * mean[j]! * mean[j]!) / (n - 1)) : Number.NaN;
+  }
+  return { mean, variance };
+}
+
+/**
+ * scanpy's `highly_variable_genes(flavor="seurat")` with its defaults (min_mean 0.0125, max_mean 3,
+ * min_disp 0.5, 20 bins) on normalised counts (the expm1 of the log1p layer it is given).
+ */
+function seuratHvg(norm: Csr): Uint8Array {
+  const { mean, variance } = columnMeanVar(norm);
+  const m = norm.cols;
+  const logMean = new Float64Array(m);
+  const disp = new Float64Array(m);
+  for (let j = 0; j < m; j++) {
+    const mu = mean[j] === 0 ? 1e-12 : mean[j]!;
+    const d = variance[j]! / mu;
+    disp[j] = d === 0 ? Number.NaN : Math.log(d);
+    logMean[j] = Math.log1p(mu);
+  }
+  // pd.cut(means, 20): equal-width bins over [min, max], the lowest edge lowered by 0.1 % of the range.
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of logMean) {
+    lo = Math.min(lo, v);
+    hi = Math.max(hi, v);
+  }
+  const nBins = 20;
+  const bin = new Int32Array(m);
+  const edges = new Float64Array(nBins + 1);
+  for (let b = 0; b <= nBins; b++) edges[b] = lo + ((hi - lo) * b) / nBins;
+  edges[0] = lo - (hi - lo) * 0.001;
+  for (let j = 0; j < m; j++) {
+    let b = 0;
+    while (b < nBins - 1 && logMean[j]! > edges[b + 1]!) b++;
+    bin[j] = hi === lo ? 0 : b;
+  }
+  const cnt = new Float64Array(nBins);
+  const sum = new Float64Array(nBins);
+  const sumSq = new Float64Array(nBins);
+  for (let j = 0; j < m; j++) {
+    if (Number.isNaN(disp[j]!)) continue;
+    cnt[bin[j]!]!++;
+    sum[bin[j]!]! += disp[j];
+  }
+  const avg = sum.map((s, b) => s / cnt[b]!);
+  for (let j = 0; j < m; j++) if (!Number.isNaN(disp[j]!)) sumSq[bin[j]!]! += (disp[j]! - avg[bin[j]!]!) ** 2;
+  const dev = sumSq.map((s, b) => (cnt[b]! > 1 ? Math.sqrt(s / (cnt[b]! - 1)) : Number.NaN));
+  const hv = new Uint8Array(m);
+  for (let j = 0; j < m; j++) {
+    let a = avg[bin[j]!]!;
+    let d = dev[bin[j]!]!;
+    if (cnt[bin[j]!] === 1) {
+      // A lone gene in its bin gets a normalised dispersion of 1 (scanpy's seurat post-processing).
+      d = a;
+      a = 0;
+    }
+    const norm = (disp[j]! - a) / d;
+    hv[j] = logMean[j]! > 0.0125 && logMean[j]! < 3 && norm > 0.5 && norm < Infinity ? 1 : 0;
+  }
+  return hv;
+}
+
+/**
+ * skimage's `threshold_minimum`: a 256-bin histogram smoothed by a 3-wide running mean (reflecting
+ * edges, float32) until it has at most two maxima; the threshold is the bin centre of the lowest point
+ * between them. Null when two maxima cannot be found.
+ */
+export function thresholdMinimum(values: ArrayLike<number>, nbins = 256): number | null {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < values.length; i++) {
+    lo = Math.min(lo, values[i]!);
+    hi = Math.max(hi, values[i]!);
+  }
+  if (!(hi > lo)) return null;
+  let hist = new Float32Array(nbins);
+  const scale = nbins / (hi - lo);
+  for (let i = 0; i < values.length; i++) {
+    const b = Math.min(nbins - 1, Math.floor((values[i]! - lo) * scale));
+    hist[b]!++;
+  }
+  const maxima = (h: Float32Array): number[] => {
+    const out: number[] = [];
+    let dir = 1;
+    for (let i = 0; i < h.length - 1; i++) {
+      if (dir > 0) {
+        if (h[i + 1]! < h[i]!) {
+          dir = -1;
+          out.push(i);
+        }
+      } else if (h[i + 1]! > h[i]!) dir = 1;
+    }
+    return out;
+  };
+  let idx: number[] = [];
+  let counter = 0;
+  const maxIter = 10000;
+  for (counter = 0; counter < maxIter; counter++) {
+    const next = new Float32Array(nbins);
+    for (let i = 0; i < nbins; i++) {
+      const a = hist[i === 0 ? 0 : i - 1]!;
+      const c = hist[i === nbins - 1 ? nbins - 1 : i + 1]!;
+      next[i] = (a + hist[i]! + c) / 3;
+    }
+    hist = next;
+    idx = maxima(hist);
+    if (idx.length < 3) break;
+  }
+  if (idx.length !== 2 || counter === maxIter - 1) return null;
+  let best = idx[0]!;
+  for (let i = idx[0]!; i <= idx[1]!; i++) if (hist[i]! < hist[best]!) best = i;
+  const width = (hi - lo) / nbins;
+  return lo + (best + 0.5) * width;
+}
+
+/** What one Scrublet run returns (positions are rows of the input given to it). */
+interface ScrubletRun {
+  /** Score per input row (NaN for rows the cell filter dropped). */
+  readonly scores: Float64Array;
+  /** Call per input row (-1 for dropped rows or when no threshold was found). */
+  readonly called: Int8Array;
+  readonly scoresSim: Float64Array;
+  /** n_sim × 2 parent rows (input positions). */
+  readonly parents: Int32Array;
+  readonly threshold: number | null;
+  readonly nNeighbors: number;
+  readonly neighborParents?: Int32Array[];
+  readonly stats: string;
+}
+
+/** The Scrublet pipeline of scanpy's `pp.scrublet` on the rows `rows` of `y` (raw counts). */
+function runScrublet(
+  y: RowMatrix,
+  rows: Int32Array,
+  params: Required<Omit<ScrubletParams, "batch_key" | "n_neighbors" | "threshold" | "use_approx_neighbors">> &
+    Pick<ScrubletParams, "n_neighbors" | "threshold" | "use_approx_neighbors">,
+  rng: Rng,
+  ctx: OpContext,
+  report: (f: number, msg: string) => void,
+): ScrubletRun {
+  const m = y.cols;
+  // filter_genes(min_cells=3), then filter_cells(min_genes=3): cells with X > 0.
+  const cellsPerGene = new Float64Array(m);
+  if (y.kind === "csr") {
+    for (const i of rows)
+      for (let t = y.indptr[i]!; t < y.indptr[i + 1]!; t++)
+        if (y.data[t]! > 0) cellsPerGene[y.indices[t]!]!++;
+  } else {
+    for (const i of rows) for (let j = 0; j < m; j++) if (y.data[i * m + j]! > 0) cellsPerGene[j]!++;
+  }
+  const geneKeep = new Int32Array(m).fill(-1);
+  let nGenes = 0;
+  for (let j = 0; j < m; j++) if (cellsPerGene[j]! >= 3) geneKeep[j] = nGenes++;
+  const all = subsetCsr(y, rows, geneKeep, nGenes);
+  const keptRows: number[] = [];
+  for (let r = 0; r < all.rows; r++) {
+    let g = 0;
+    for (let t = all.indptr[r]!; t < all.indptr[r + 1]!; t++) if (all.data[t]! > 0) g++;
+    if (g >= 3) keptRows.push(r);
+  }
+  const kept = Int32Array.from(keptRows);
+  const counts = subsetCsr(
+    { kind: "csr", ...all },
+    kept,
+    Int32Array.from({ length: nGenes }, (_, j) => j),
+    nGenes,
+  );
+  const nObs = counts.rows;
+  if (nObs < 3) throw new Error(`scrublet: only ${nObs} cells left after filtering; Scrublet needs more`);
+  // normalize_total (median target) for the HVG selection; HVGs on that.
+  const target = medianPositive(rowSums(counts));
+  const hvg = seuratHvg(normalizeRows(counts, target));
+  const hvgKeep = new Int32Array(nGenes).fill(-1);
+  let nHvg = 0;
+  for (let j = 0; j < nGenes; j++) if (hvg[j]) hvgKeep[j] = nHvg++;
+  if (nHvg === 0) throw new Error("scrublet: no highly variable genes were found; is X raw counts?");
+  const all2 = Int32Array.from({ length: nObs }, (_, i) => i);
+  const raw = subsetCsr({ kind: "csr", ...counts }, all2, hvgKeep, nHvg);
+  report(0.15, `${nObs} cells, ${nHvg} highly variable genes`);
+  ctx.signal.throwIfAborted();
+
+  // Simulate doublets: distinct random pairs from the n_obs × n_obs grid, counts summed.
+  const nSim = Math.trunc(nObs * params.sim_doublet_ratio);
+  const total = nObs * nObs;
+  if (nSim > total) throw new Error(`scrublet: cannot draw ${nSim} distinct pairs of ${nObs} cells`);
+  const seen = new Set<number>();
+  const parents = new Int32Array(nSim * 2);
+  for (let s = 0; s < nSim; s++) {
+    let flat: number;
+    do flat = rng.int(total);
+    while (seen.has(flat));
+    seen.add(flat);
+    parents[2 * s] = Math.floor(flat / nObs);
+    parents[2 * s + 1] = flat % nObs;
+  }
+  seen.clear();
+  let simNnz = 0;
+  for (let s = 0; s < nSim; s++) {
+    const a = parents[2 * s]!;
+    const b = parents[2 * s + 1]!;
+    simNnz += raw.indptr[a + 1]! - raw.indptr[a]! + raw.indptr[b + 1]! - raw.indptr[b]!;
+  }
+  const sIndptr = new Float64Array(nSim + 1);
+  const sIndices = new Int32Array(simNnz);
+  const sData = new Float64Array(simNnz);
+  const acc = new Float64Array(nHvg);
+  const mark = new Int32Array(nHvg).fill(-1);
+  const cols: number[] = [];
+  let at = 0;
+  const thin = params.synthetic_doublet_umi_subsampling;
+  for (let s = 0; s < nSim; s++) {
+    cols.length = 0;
+    for (const p of [parents[2 * s]!, parents[2 * s + 1]!]) {
+      for (let t = raw.indptr[p]!; t < raw.indptr[p + 1]!; t++) {
+        const j = raw.indices[t]!;
+        if (mark[j] !== s) {
+          mark[j] = s;
+          acc[j] = 0;
+          cols.push(j);
+        }
+        acc[j]! += raw.data[t];
+      }
+    }
+    cols.sort((a, b) => a - b);
+    for (const j of cols) {
+      const v = thin < 1 ? binomial(rng, Math.round(acc[j]!), thin) : acc[j]!;
+      sIndices[at] = j;
+      sData[at++] = v;
+    }
+    sIndptr[s + 1] = at;
+  }
+  let sim: Csr = { rows: nSim, cols: nHvg, indptr: sIndptr, indices: sIndices, data: sData };
+  report(0.3, `${nSim} simulated doublets`);
+  ctx.signal.throwIfAborted();
+
+  // Observed: normalised to the median (then HVG subset); log1p if asked; both to 1e6 per cell.
+  let obs = normalizeRows(raw, target);
+  if (params.log_transform) {
+    obs = { ...obs, data: obs.data.map(Math.log1p) };
+    sim = { ...sim, data: sim.data.map(Math.log1p) };
+  }
+  obs = normalizeRows(obs, 1e6);
+  sim = normalizeRows(sim, 1e6);
+
+  // z-score (or centre / scale) with the observed cells' gene statistics, then PCA fitted on them.
+  const { mean, variance } = columnMeanVar(obs);
+  const inv = new Float64Array(nHvg);
+  for (let j = 0; j < nHvg; j++) {
+    const sdv = Math.sqrt(variance[j]!);
+    inv[j] = params.normalize_variance && sdv > 0 ? 1 / sdv : 1;
+  }
+  const toMatrix = (x: Csr, dtype: "float64" | "float32"): SparseMatrix => {
+    const data = allocArray(dtype, x.data.length) as Float64Array | Float32Array;
+    for (let t = 0; t < x.data.length; t++) data[t] = x.data[t]! * inv[x.indices[t]!]!;
+    return {
+      kind: "csr",
+      dtype,
+      shape: [x.rows, x.cols],
+      data,
+      indices: x.indices,
+      indptr: Int32Array.from(x.indptr),
+    };
+  };
+  const obsM = toMatrix(obs, "float64");
+  const simM = toMatrix(sim, "float32");
+  const nComps = Math.min(params.n_prin_comps, nHvg - (params.mean_center ? 1 : 0), nObs - 1);
+  if (nComps < 1) throw new Error(`scrublet: too few genes (${nHvg}) or cells (${nObs}) for an embedding`);
+  const opObs = dataOperator(obsM, { center: params.mean_center });
+  const svd = lanczosSvd(opObs, nComps, { rng: rng.fork("pca"), signal: ctx.signal });
+  const nAll = nObs + nSim;
+  const manifold = new Float32Array(nAll * nComps);
+  project(opObs, svd.v, nComps, manifold.subarray(0, nObs * nComps));
+  // Simulated cells are centred with the observed means: (S − 1μᵀ)V = SV − 1(μᵀV).
+  const simPart = manifold.subarray(nObs * nComps);
+  dataOperator(simM, { center: false }).mul(svd.v, nComps, simPart);
+  if (params.mean_center) {
+    const muV = new Float64Array(nComps);
+    for (let j = 0; j < nHvg; j++) {
+      const mu = mean[j]! * inv[j]!;
+      for (let c = 0; c < nComps; c++) muV[c]! += mu * svd.v[j * nComps + c]!;
+    }
+    for (let s = 0; s < nSim; s++) for (let c = 0; c < nComps; c++) simPart[s * nComps + c]! -= muV[c];
+  }
+  report(0.5, "embedded");
+  ctx.signal.throwIfAborted();
+
+  // kNN classifier on observed + simulated: k scaled by (1 + n_sim / n_obs), self included.
+  const k = params.n_neighbors ?? pyRound(0.5 * Math.sqrt(nObs));
+  const kAdj = Math.min(nAll, pyRound(k * (1 + nSim / nObs)));
+  const knnOpts = {
+    metric: params.knn_dist_metric,
+    rng: rng.fork("knn"),
+    signal: ctx.signal,
+    progress: (f: number) => report(0.5 + 0.4 * f, "neighbours"),
+  };
+  const graph =
+    params.use_approx_neighbors === true
+      ? knnDescent(manifold, nAll, nComps, kAdj, knnOpts)
+      : params.use_approx_neighbors === false
+        ? knnExact(manifold, nAll, nComps, kAdj, knnOpts)
+        : knn(manifold, nAll, nComps, kAdj, { ...knnOpts, exactMaxRows: SCRUBLET_EXACT_MAX_ROWS });
+  const skip = params.use_approx_neighbors === true ? 1 : 0; // scanpy drops the self column then
+  const rho = params.expected_doublet_rate;
+  const r = nSim / nObs;
+  const nNb = kAdj;
+  const ld = new Float64Array(nAll);
+  const se = new Float64Array(nAll);
+  const neighborParents: Int32Array[] | undefined = params.get_doublet_neighbor_parents ? [] : undefined;
+  for (let p = 0; p < nAll; p++) {
+    let nd = 0;
+    const uniq = neighborParents && p < nObs ? new Set<number>() : null;
+    for (let q = skip; q < graph.k; q++) {
+      const nb = graph.indices[p * graph.k + q]!;
+      if (nb >= nObs) {
+        nd++;
+        if (uniq) {
+          uniq.add(parents[2 * (nb - nObs)]!);
+          uniq.add(parents[2 * (nb - nObs) + 1]!);
+        }
+      }
+    }
+    if (uniq) neighborParents!.push(Int32Array.from([...uniq].sort((a, b) => a - b)));
+    const qv = (nd + 1) / (nNb + 2);
+    const denom = 1 - rho - qv * (1 - rho - rho / r);
+    ld[p] = (qv * rho) / r / denom;
+    const seQ = Math.sqrt((qv * (1 - qv)) / (nNb + 3));
+    se[p] =
+      ((qv * rho) / r / (denom * denom)) *
+      Math.sqrt(((seQ / qv) * (1 - rho)) ** 2 + ((params.stdev_doublet_rate / rho) * (1 - qv)) ** 2);
+  }
+  const scoresSim = ld.slice(nObs);
+  const threshold = params.threshold ?? thresholdMinimum(scoresSim);
+  let stats = "";
+  if (threshold === null) {
+    ctx.log("scrublet: failed to find a doublet score threshold automatically; give `threshold`");
+  } else {
+    let detected = 0;
+    for (let i = 0; i < nObs; i++) if (ld[i]! > threshold) detected++;
+    let detectable = 0;
+    for (const v of scoresSim) if (v > threshold) detectable++;
+    const dRate = detected / nObs;
+    const dFrac = detectable / nSim;
+    stats =
+      `threshold ${threshold.toFixed(2)}; detected doublet rate ${(100 * dRate).toFixed(1)}%, ` +
+      `detectable fraction ${(100 * dFrac).toFixed(1)}%, overall ${(100 * (dRate / dFrac)).toFixed(1)}% ` +
+      `(expected ${(100 * rho).toFixed(1)}%)`;
+  }
+  // Back to the input's rows: filtered-out cells get NaN / no call.
+  const scores = new Float64Array(rows.length).fill(Number.NaN);
+  const called = new Int8Array(rows.length).fill(-1);
+  for (let i = 0; i < nObs; i++) {
+    scores[kept[i]!] = ld[i]!;
+    called[kept[i]!] = threshold === null ? 0 : ld[i]! > threshold ? 1 : 0;
+  }
+  const parentsIn = parents.map((pp) => rows[kept[pp]!]!);
+  return {
+    scores,
+    called,
+    scoresSim,
+    parents: parentsIn,
+    threshold,
+    nNeighbors: k,
+    ...(neighborParents
+      ? { neighborParents: neighborParents.map((a) => a.map((pp) => rows[kept[pp]!]!)) }
+      : {}),
+    stats,
+  };
+}
+
+/** One run's uns entry, laid out as scanpy's `uns["scrublet"]`. */
+function scrubletUns(run: ScrubletRun, params: ScrubletParams, seed: number): UnsDict {
+  const entries: Record<string, UnsValue> = {
+    doublet_scores_sim: dense(toSharedF64(run.scoresSim)),
+    doublet_parents: dense(run.parents, [run.parents.length / 2, 2], "int32"),
+    parameters: unsDict({
+      expected_doublet_rate: params.expected_doublet_rate ?? 0.05,
+      sim_doublet_ratio: params.sim_doublet_ratio ?? 2,
+      n_neighbors: run.nNeighbors,
+      random_state: seed,
+    }),
+  };
+  if (run.threshold !== null) entries.threshold = run.threshold;
+  if (run.neighborParents) {
+    entries.doublet_neighbor_parents = unsDict(
+      Object.fromEntries(run.neighborParents.map((a, i) => [String(i), dense(a, [a.length], "int32")])),
+    );
+  }
+  return unsDict(entries);
+}
+
+function toSharedF64(a: Float64Array): Float64Array {
+  const out = allocArray("float64", a.length) as Float64Array;
+  out.set(a);
+  return out;
+}
+
+/**
+ * Predict doublets with Scrublet (Wolock et al. 2019): a nearest-neighbour classifier of observed
+ * transcriptomes and simulated doublets.
+ *
+ * X must be raw counts. As scanpy's wrapper does: genes in fewer than 3 cells and cells with fewer
+ * than 3 genes are set aside; the counts are normalised to the median total, highly variable genes
+ * picked (seurat flavour, default cut-offs); doublets are simulated by summing the counts of random
+ * distinct pairs of cells; observed and simulated cells are normalised to 10⁶ per cell, z-scored with
+ * the observed statistics and embedded by a PCA fitted on the observed cells; each cell's score is the
+ * Bayesian doublet likelihood from the fraction of simulated doublets among its k·(1 + n_sim/n_obs)
+ * neighbours. Writes obs `doublet_score` and `predicted_doublet` and uns `scrublet`
+ * (`doublet_scores_sim`, `doublet_parents` as row positions of the table, `parameters`, `threshold`);
+ * with `batch_key` per batch under `uns["scrublet"]["batches"]` plus `batched_by`. The random streams
+ * differ from numpy's, so scores agree with scanpy in distribution, not digit for digit.
+ */
+export async function scrublet(sd: SpatialData, params: ScrubletParams, ctx: OpContext): Promise<Change> {
+  const op = "scrublet";
+  const t = activeTable(sd, ctx, op);
+  const n = nRows(t.obs);
+  const seed = params.random_state ?? 0;
+  const full = {
+    sim_doublet_ratio: params.sim_doublet_ratio ?? 2,
+    expected_doublet_rate: params.expected_doublet_rate ?? 0.05,
+    stdev_doublet_rate: params.stdev_doublet_rate ?? 0.02,
+    synthetic_doublet_umi_subsampling: params.synthetic_doublet_umi_subsampling ?? 1,
+    knn_dist_metric: params.knn_dist_metric ?? "euclidean",
+    normalize_variance: params.normalize_variance ?? true,
+    log_transform: params.log_transform ?? false,
+    mean_center: params.mean_center ?? true,
+    n_prin_comps: params.n_prin_comps ?? 30,
+    use_approx_neighbors: params.use_approx_neighbors ?? null,
+    get_doublet_neighbor_parents: params.get_doublet_neighbor_parents ?? false,
+    n_neighbors: params.n_neighbors ?? null,
+    threshold: params.threshold ?? null,
+    verbose: params.verbose ?? true,
+    random_state: seed,
+  };
+  const x = await matrixOf(t, null, op);
+  const y = rowMatrix(x);
+  const rng = new Rng(seed);
+  const scores = allocArray("float64", n) as Float64Array;
+  const called = new Int8Array(n).fill(-1);
+  let uns: UnsDict;
+  const runOn = (rows: Int32Array, label: string, from: number, to: number, r: Rng) => {
+    const run = runScrublet(y, rows, full, r, ctx, (f, msg) =>
+      ctx.progress(from + (to - from) * f, `${label}${msg}`),
+    );
+    for (let i = 0; i < rows.length; i++) {
+      scores[rows[i]!] = run.scores[i]!;
+      called[rows[i]!] = run.called[i]!;
+    }
+    if (full.verbose && run.stats) ctx.log(`${op}: ${label}${run.stats}`);
+    return run;
+  };
+  if (params.batch_key) {
+    const groups = obsGroups(t, params.batch_key, op, "batch_key");
+    const batches: Record<string, UnsValue> = {};
+    for (let b = 0; b < groups.labels.length; b++) {
+      const rows = Int32Array.from(
+        (function* () {
+          for (let i = 0; i < n; i++) if (groups.codes[i] === b) yield i;
+        })(),
+      );
+      const from = b / groups.labels.length;
+      const run = runOn(
+        rows,
+        `batch ${groups.labels[b]}: `,
+        from,
+        (b + 1) / groups.labels.length,
+        rng.fork(b),
+      );
+      batches[groups.labels[b]!] = scrubletUns(run, full, seed);
+    }
+    uns = unsDict({ batches: unsDict(batches), batched_by: params.batch_key });
+  } else {
+    const rows = Int32Array.from({ length: n }, (_, i) => i);
+    uns = scrubletUns(runOn(rows, "", 0, 1, rng), full, seed);
+  }
+  const anyMissing = called.some((c) => c < 0);
+  const boolData = allocArray("bool", n) as Uint8Array;
+  for (let i = 0; i < n; i++) boolData[i] = called[i] === 1 ? 1 : 0;
+  const predicted: Column = anyMissing
+    ? {
+        kind: "nullable",
+        dtype: "bool",
+        data: boolData,
+        mask: Uint8Array.from(called, (c) => (c < 0 ? 1 : 0)),
+      }
+    : dense(boolData, [n], "bool");
+  ctx.progress(1);
+  return {
+    tables: {
+      [ctx.table]: {
+        obs: { doublet_score: dense(scores), predicted_doublet: predicted },
+        uns: { scrublet: uns },
+      },
+    },
+  };
 }

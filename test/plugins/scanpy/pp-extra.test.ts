@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { combat, legacyChoice, regress_out, subsample } from "../../../src/plugins/scanpy/pp-extra.js";
+import {
+  combat,
+  legacyChoice,
+  regress_out,
+  scrublet,
+  subsample,
+  thresholdMinimum,
+} from "../../../src/plugins/scanpy/pp-extra.js";
 import {
   type Categorical,
   type DenseArray,
@@ -12,7 +19,7 @@ import { type Column, dataFrame } from "../../../src/sdk/data/dataframe.js";
 import { loadMatrix } from "../../../src/sdk/data/lazy.js";
 import { makeSpatialData, type SpatialData } from "../../../src/sdk/data/spatialdata.js";
 import { makeTable, type Table } from "../../../src/sdk/data/table.js";
-import { unsDict } from "../../../src/sdk/data/uns.js";
+import { type UnsDict, unsDict } from "../../../src/sdk/data/uns.js";
 import { readH5ad } from "../../../src/sdk/io/anndata/read-h5ad.js";
 import { Rng } from "../../../src/sdk/math/rng.js";
 import { reference } from "../../fixtures.js";
@@ -432,5 +439,122 @@ describe("combat", () => {
       /could not find the key "nope"/,
     );
     await expect(combat(sdWith(t), { covariates: ["batch"] }, makeCtx())).rejects.toThrow(/cannot overlap/);
+  });
+});
+
+describe("scrublet", () => {
+  /** Counts of `n` cells of 6 types over 400 genes, with `nDoublets` of them replaced by two-cell sums. */
+  function doubletData(n: number, nDoublets: number, seed: number) {
+    const rng = new Rng(seed);
+    const m = 400;
+    const types = 6;
+    const base = Array.from({ length: m }, () => Math.exp(rng.normal(-0.5, 1.2)));
+    const mu = new Float64Array(types * m);
+    for (let ty = 0; ty < types; ty++) {
+      for (let j = 0; j < m; j++) mu[ty * m + j] = base[j]! * (Math.floor(j / 40) % types === ty ? 8 : 1);
+    }
+    const cell = (ty: number, sf: number) =>
+      Array.from({ length: m }, (_, j) => rng.negativeBinomial(mu[ty * m + j]! * sf, 0.2));
+    const rows: number[][] = [];
+    const typeOf: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const ty = i % types;
+      typeOf.push(ty);
+      rows.push(cell(ty, Math.exp(rng.normal(0, 0.3))));
+    }
+    const truth = new Uint8Array(n);
+    for (let d = 0; d < nDoublets; d++) {
+      const i = rng.int(n);
+      if (truth[i]) continue;
+      const other = cell((typeOf[i]! + 1 + rng.int(types - 1)) % types, Math.exp(rng.normal(0, 0.3)));
+      rows[i] = rows[i]!.map((v, j) => v + other[j]!);
+      truth[i] = 1;
+    }
+    return { x: csr(rows), truth };
+  }
+
+  function auc(scores: Float64Array, truth: Uint8Array): number {
+    let pos = 0;
+    let wins = 0;
+    const neg: number[] = [];
+    for (let i = 0; i < truth.length; i++) if (!truth[i]) neg.push(scores[i]!);
+    for (let i = 0; i < truth.length; i++) {
+      if (!truth[i]) continue;
+      pos++;
+      for (const v of neg) wins += scores[i]! > v ? 1 : scores[i]! === v ? 0.5 : 0;
+    }
+    return wins / (pos * neg.length);
+  }
+
+  it("flags simulated-like doublets: AUC of doublet_score > 0.8, obs and uns laid out as scanpy", async () => {
+    const { x, truth } = doubletData(1200, 80, 5);
+    const t = smallTable(x, {});
+    const ctx = makeCtx();
+    const change = await scrublet(sdWith(t), {}, ctx);
+    const out = applyChange(sdWith(t), change).sdata.tables.table!;
+    const score = out.obs.columns.doublet_score as DenseArray<Float64Array>;
+    const called = out.obs.columns.predicted_doublet as DenseArray<Uint8Array>;
+    expect(score.data.length).toBe(1200);
+    expect(called.dtype).toBe("bool");
+    const a = auc(score.data, truth);
+    expect(a).toBeGreaterThan(0.8);
+    const s = out.uns.entries.scrublet as UnsDict;
+    const sim = s.entries.doublet_scores_sim as DenseArray;
+    expect(sim.data.length).toBe(2400);
+    expect((s.entries.doublet_parents as DenseArray).shape).toEqual([2400, 2]);
+    const p = s.entries.parameters as UnsDict;
+    expect(p.entries.n_neighbors).toBe(17); // round(0.5·√1200)
+    expect(p.entries.sim_doublet_ratio).toBe(2);
+    expect(typeof s.entries.threshold).toBe("number");
+    // Calls are the scores above the threshold.
+    const thr = s.entries.threshold as number;
+    for (let i = 0; i < 1200; i++) expect(called.data[i]).toBe(score.data[i]! > thr ? 1 : 0);
+    // The flagged cells are mostly true doublets.
+    let tp = 0;
+    let flagged = 0;
+    for (let i = 0; i < 1200; i++) {
+      if (!called.data[i]) continue;
+      flagged++;
+      tp += truth[i]!;
+    }
+    expect(flagged).toBeGreaterThan(0);
+    expect(tp / flagged).toBeGreaterThan(0.5);
+    // Seeded: the same call gives the same scores.
+    const again = await scrublet(sdWith(t), {}, makeCtx());
+    expect(Array.from((again.tables!.table!.obs!.doublet_score as DenseArray).data.subarray(0, 20))).toEqual(
+      Array.from(score.data.subarray(0, 20)),
+    );
+  }, 60_000);
+
+  it("runs per batch with batch_key and lays uns out by batch", async () => {
+    const { x } = doubletData(600, 30, 9);
+    const t = smallTable(x, {
+      sample: cat(
+        Array.from({ length: 600 }, (_, i) => (i < 300 ? 0 : 1)),
+        ["s1", "s2"],
+      ),
+    });
+    const change = await scrublet(sdWith(t), { batch_key: "sample", threshold: 0.25 }, makeCtx());
+    const uns = change.tables!.table!.uns!.scrublet as UnsDict;
+    expect(uns.entries.batched_by).toBe("sample");
+    const batches = uns.entries.batches as UnsDict;
+    expect(Object.keys(batches.entries)).toEqual(["s1", "s2"]);
+    const b2 = batches.entries.s2 as UnsDict;
+    const parents = (b2.entries.doublet_parents as DenseArray<Int32Array>).data;
+    // Parents are table rows of the batch.
+    expect(Math.min(...Array.from(parents))).toBeGreaterThanOrEqual(300);
+    expect(b2.entries.threshold).toBe(0.25);
+  }, 60_000);
+
+  it("thresholdMinimum finds the valley of a bimodal sample", () => {
+    const rng = new Rng(1);
+    const v = [
+      ...Array.from({ length: 3000 }, () => rng.normal(0.1, 0.03)),
+      ...Array.from({ length: 1000 }, () => rng.normal(0.6, 0.08)),
+    ];
+    const thr = thresholdMinimum(v)!;
+    expect(thr).toBeGreaterThan(0.2);
+    expect(thr).toBeLessThan(0.45);
+    expect(thresholdMinimum([1, 1, 1])).toBeNull();
   });
 });
