@@ -1,0 +1,380 @@
+/**
+ * Helpers of the `sc.pp` operations: finding the table and the matrix an operation works on (X or a
+ * layer), putting it in CSR for the row-wise kernels, reading boolean columns, and subsetting a whole
+ * table along obs or var the way anndata's `_inplace_subset_obs`/`_inplace_subset_var` do (every
+ * aligned slot follows; unused categories are dropped with their colours).
+ */
+import {
+  allocArray,
+  type Categorical,
+  type DenseArray,
+  type Matrix,
+  type NullableArray,
+  type SparseMatrix,
+  type StringArray,
+  type TypedArray,
+} from "../../sdk/data/arrays.js";
+import { type Column, type DataFrame, dataFrame } from "../../sdk/data/dataframe.js";
+import { loadMatrix, type MatrixSlot } from "../../sdk/data/lazy.js";
+import type { SpatialData } from "../../sdk/data/spatialdata.js";
+import { type AxisArray, makeTable, type RawTable, type Table } from "../../sdk/data/table.js";
+import { isUnsDict, type UnsDict, type UnsValue, unsDict } from "../../sdk/data/uns.js";
+import { csrSubsetColumns, csrSubsetRows, numberData } from "../../sdk/math/csr.js";
+import { allocIndex, switchCompression } from "../../sdk/math/sparse.js";
+
+/** The table an operation works on (`sd.tables[name]`), or a clear error. */
+export function getTable(sd: SpatialData, name: string, op: string): Table {
+  const t = sd.tables[name];
+  if (!t) {
+    const have = Object.keys(sd.tables);
+    throw new Error(`${op}: no table "${name}" (tables: ${have.length ? have.join(", ") : "none"})`);
+  }
+  return t;
+}
+
+/** The matrix of X or of `layers/<layer>`, read if lazy. */
+export async function getMatrix(t: Table, layer: string | null | undefined, op: string): Promise<Matrix> {
+  if (layer) {
+    const slot = t.layers[layer];
+    if (!slot)
+      throw new Error(`${op}: no layer "${layer}" (layers: ${Object.keys(t.layers).join(", ") || "none"})`);
+    return checkMatrix(await loadMatrix(slot), `layers/${layer}`, op);
+  }
+  if (!t.X) throw new Error(`${op}: the table has no X`);
+  return checkMatrix(await loadMatrix(t.X), "X", op);
+}
+
+function checkMatrix(m: Matrix, where: string, op: string): Matrix {
+  if (m.kind === "dense" && m.shape.length !== 2)
+    throw new Error(`${op}: ${where} is ${m.shape.length}-d, expected a 2-d matrix`);
+  return m;
+}
+
+/** A dense 2-d matrix as CSR (zeros dropped). */
+export function denseToCsr(a: DenseArray): SparseMatrix {
+  const [rows, cols] = a.shape as [number, number];
+  const src = numberData(a.data);
+  let nnz = 0;
+  for (let k = 0; k < src.length; k++) if (src[k] !== 0) nnz++;
+  const indptr = allocIndex(rows + 1, nnz);
+  const indices = allocIndex(nnz, cols);
+  const data = allocArray(src === a.data ? a.dtype : "float64", nnz) as TypedArray;
+  const dst = data as unknown as { [i: number]: number };
+  let at = 0;
+  for (let i = 0; i < rows; i++) {
+    const base = i * cols;
+    for (let j = 0; j < cols; j++) {
+      const v = src[base + j]!;
+      if (v !== 0) {
+        indices[at] = j;
+        dst[at] = v;
+        at++;
+      }
+    }
+    indptr[i + 1] = at;
+  }
+  return {
+    kind: "csr",
+    dtype: src === a.data ? a.dtype : "float64",
+    shape: [rows, cols],
+    data,
+    indices,
+    indptr,
+  };
+}
+
+/** Any matrix as CSR: a CSR input is returned as is, CSC and dense are converted (a temporary copy). */
+export function asCsr(m: Matrix): SparseMatrix {
+  if (m.kind === "csr") return m;
+  if (m.kind === "csc") return switchCompression(m);
+  return denseToCsr(m as DenseArray);
+}
+
+/** A boolean obs/var column as a 0/1 mask (missing values count as false). */
+export function boolMask(df: DataFrame, name: string, where: string, op: string): Uint8Array {
+  const col = df.columns[name];
+  if (!col) throw new Error(`${op}: no ${where} column "${name}"`);
+  const n = df.index.values.length;
+  const out = new Uint8Array(n);
+  if (col.kind === "dense") {
+    const d = numberData(col.data);
+    for (let i = 0; i < n; i++) out[i] = d[i] ? 1 : 0;
+    if (col.dtype !== "bool") {
+      for (let i = 0; i < n; i++)
+        if (d[i] !== 0 && d[i] !== 1) throw new Error(`${op}: ${where} column "${name}" is not boolean`);
+    }
+    return out;
+  }
+  if (col.kind === "nullable" && col.dtype === "bool") {
+    for (let i = 0; i < n; i++) out[i] = !col.mask[i] && col.data[i] ? 1 : 0;
+    return out;
+  }
+  throw new Error(`${op}: ${where} column "${name}" is not boolean (it is ${col.kind})`);
+}
+
+/** A float64 column value. */
+export function f64Column(data: Float64Array): DenseArray<Float64Array> {
+  const out = allocArray("float64", data.length) as Float64Array;
+  out.set(data);
+  return { kind: "dense", dtype: "float64", shape: [data.length], data: out };
+}
+
+/** A float32 column value (rounded from float64). */
+export function f32Column(data: ArrayLike<number>): DenseArray<Float32Array> {
+  const out = allocArray("float32", data.length) as Float32Array;
+  for (let i = 0; i < data.length; i++) out[i] = data[i]!;
+  return { kind: "dense", dtype: "float32", shape: [data.length], data: out };
+}
+
+/** An int32 column value. */
+export function i32Column(data: ArrayLike<number>): DenseArray<Int32Array> {
+  const out = allocArray("int32", data.length) as Int32Array;
+  for (let i = 0; i < data.length; i++) out[i] = data[i]!;
+  return { kind: "dense", dtype: "int32", shape: [data.length], data: out };
+}
+
+/** A boolean column value from a 0/1 mask. */
+export function boolColumn(mask: ArrayLike<number>): DenseArray<Uint8Array> {
+  const out = allocArray("bool", mask.length) as Uint8Array;
+  for (let i = 0; i < mask.length; i++) out[i] = mask[i] ? 1 : 0;
+  return { kind: "dense", dtype: "bool", shape: [mask.length], data: out };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subsetting
+
+/** Positions whose mask byte is 1. */
+export function maskPositions(mask: Uint8Array): Int32Array {
+  let c = 0;
+  for (let i = 0; i < mask.length; i++) if (mask[i]) c++;
+  const out = new Int32Array(c);
+  let at = 0;
+  for (let i = 0; i < mask.length; i++) if (mask[i]) out[at++] = i;
+  return out;
+}
+
+function gather<T extends TypedArray>(src: T, pos: Int32Array, width = 1): T {
+  const Ctor = src.constructor as new (buffer: ArrayBufferLike) => T;
+  const dtypeBytes = src.BYTES_PER_ELEMENT;
+  const out = new Ctor(
+    typeof SharedArrayBuffer !== "undefined"
+      ? new SharedArrayBuffer(pos.length * width * dtypeBytes)
+      : new ArrayBuffer(pos.length * width * dtypeBytes),
+  );
+  const o = out as unknown as { set(a: ArrayLike<unknown>, at: number): void };
+  if (width === 1) {
+    const s = src as unknown as { [i: number]: unknown };
+    const d = out as unknown as { [i: number]: unknown };
+    for (let i = 0; i < pos.length; i++) d[i] = s[pos[i]!];
+  } else {
+    for (let i = 0; i < pos.length; i++) {
+      const p = pos[i]!;
+      o.set(src.subarray(p * width, (p + 1) * width) as unknown as ArrayLike<unknown>, i * width);
+    }
+  }
+  return out;
+}
+
+/** Rows (`axis` 0) or columns (`axis` 1) of a matrix whose mask byte is 1. */
+export function subsetMatrix(m: Matrix, mask: Uint8Array, axis: 0 | 1): Matrix {
+  if (m.kind === "dense") {
+    const [rows, cols] = m.shape as [number, number];
+    if (axis === 0) {
+      const pos = maskPositions(mask);
+      return {
+        kind: "dense",
+        dtype: m.dtype,
+        shape: [pos.length, ...m.shape.slice(1)],
+        data: gather(m.data, pos, m.data.length / Math.max(1, rows)),
+      };
+    }
+    const pos = maskPositions(mask);
+    const out = allocArray(m.dtype, rows * pos.length);
+    const s = m.data as unknown as { [i: number]: unknown };
+    const d = out as unknown as { [i: number]: unknown };
+    for (let i = 0; i < rows; i++) {
+      const base = i * cols;
+      const ob = i * pos.length;
+      for (let j = 0; j < pos.length; j++) d[ob + j] = s[base + pos[j]!];
+    }
+    return { kind: "dense", dtype: m.dtype, shape: [rows, pos.length], data: out };
+  }
+  if (m.kind === "csr") return axis === 0 ? csrSubsetRows(m, mask) : csrSubsetColumns(m, mask);
+  // CSC is the CSR of the transpose: rows and columns swap roles.
+  const t: SparseMatrix = { ...m, kind: "csr", shape: [m.shape[1], m.shape[0]] };
+  const r = axis === 0 ? csrSubsetColumns(t, mask) : csrSubsetRows(t, mask);
+  return { ...r, kind: "csc", shape: [r.shape[1], r.shape[0]] };
+}
+
+async function subsetSlot(slot: MatrixSlot, mask: Uint8Array, axis: 0 | 1): Promise<Matrix> {
+  return subsetMatrix(await loadMatrix(slot), mask, axis);
+}
+
+/** The rows of one column whose mask byte is 1 (categoricals lose unused categories, as anndata does). */
+export function subsetColumn(col: Column, pos: Int32Array): Column {
+  switch (col.kind) {
+    case "dense":
+      return {
+        kind: "dense",
+        dtype: col.dtype,
+        shape: [pos.length, ...col.shape.slice(1)],
+        data: gather(col.data, pos, col.data.length / Math.max(1, col.shape[0] ?? 1)),
+      };
+    case "string":
+      return { kind: "string", shape: [pos.length], values: Array.from(pos, (p) => col.values[p] ?? null) };
+    case "nullable": {
+      const n: NullableArray = {
+        kind: "nullable",
+        dtype: col.dtype,
+        data: gather(col.data, pos),
+        mask: gather(col.mask, pos),
+      };
+      return n;
+    }
+    case "categorical":
+      return subsetCategorical(col, pos).col;
+  }
+}
+
+/** A categorical's rows at `pos`, with unused categories removed; `kept` maps new codes to old ones. */
+function subsetCategorical(col: Categorical, pos: Int32Array): { col: Categorical; kept: Int32Array } {
+  const nCat = col.categories.kind === "string" ? col.categories.values.length : col.categories.data.length;
+  const used = new Uint8Array(nCat);
+  for (let i = 0; i < pos.length; i++) {
+    const c = col.codes[pos[i]!]!;
+    if (c >= 0) used[c] = 1;
+  }
+  const kept = maskPositions(used);
+  const remap = new Int32Array(nCat).fill(-1);
+  for (let i = 0; i < kept.length; i++) remap[kept[i]!] = i;
+  const codes = allocArray("int32", pos.length) as Int32Array;
+  for (let i = 0; i < pos.length; i++) {
+    const c = col.codes[pos[i]!]!;
+    codes[i] = c >= 0 ? remap[c]! : -1;
+  }
+  const cats = col.categories;
+  const categories: DenseArray | StringArray =
+    cats.kind === "string"
+      ? { kind: "string", shape: [kept.length], values: Array.from(kept, (k) => cats.values[k] ?? null) }
+      : { kind: "dense", dtype: cats.dtype, shape: [kept.length], data: gather(cats.data, kept) };
+  return { col: { kind: "categorical", codes, categories, ordered: col.ordered }, kept };
+}
+
+/** A frame's rows at `pos`; colours in `uns/<col>_colors` follow the kept categories. */
+function subsetFrame(df: DataFrame, pos: Int32Array, uns?: { value: UnsDict }): DataFrame {
+  const cols: Record<string, Column> = {};
+  for (const name of df.columnOrder) {
+    const col = df.columns[name]!;
+    if (col.kind === "categorical") {
+      const { col: sub, kept } = subsetCategorical(col, pos);
+      cols[name] = sub;
+      const colorsKey = `${name}_colors`;
+      const colors = uns?.value.entries[colorsKey];
+      const nCat =
+        col.categories.kind === "string" ? col.categories.values.length : col.categories.data.length;
+      if (
+        uns &&
+        colors &&
+        typeof colors === "object" &&
+        !isUnsDict(colors) &&
+        "kind" in colors &&
+        colors.kind === "string" &&
+        colors.values.length === nCat
+      ) {
+        const next: UnsValue = {
+          kind: "string",
+          shape: [kept.length],
+          values: Array.from(kept, (k) => colors.values[k] ?? null),
+        };
+        uns.value = unsDict({ ...uns.value.entries, [colorsKey]: next });
+      }
+    } else cols[name] = subsetColumn(col, pos);
+  }
+  const index: StringArray = {
+    kind: "string",
+    shape: [pos.length],
+    values: Array.from(pos, (p) => df.index.values[p] ?? null),
+  };
+  return dataFrame(index, cols, df.indexName, df.columnOrder);
+}
+
+async function subsetAxisArray(a: AxisArray, mask: Uint8Array, pos: Int32Array): Promise<AxisArray> {
+  if (a.kind === "dataframe") return subsetFrame(a, pos);
+  return subsetSlot(a, mask, 0);
+}
+
+async function mapRecord<T, U>(
+  rec: Readonly<Record<string, T>>,
+  f: (v: T) => Promise<U>,
+): Promise<Record<string, U>> {
+  const out: Record<string, U> = {};
+  for (const [k, v] of Object.entries(rec)) out[k] = await f(v);
+  return out;
+}
+
+/**
+ * The table restricted to the cells of `mask` (anndata's `_inplace_subset_obs`): X, layers, obs,
+ * obsm, obsp (both axes) and raw's rows; var, varm, varp and uns stay (uns colours follow the kept
+ * categories). `obsExtra` columns are added to obs before subsetting.
+ */
+export async function subsetObs(
+  t: Table,
+  mask: Uint8Array,
+  obsExtra: Record<string, Column> = {},
+): Promise<Table> {
+  const pos = maskPositions(mask);
+  const uns = { value: t.uns };
+  let obs = t.obs;
+  if (Object.keys(obsExtra).length) {
+    const cols = { ...obs.columns, ...obsExtra };
+    const order = [...obs.columnOrder, ...Object.keys(obsExtra).filter((k) => !(k in obs.columns))];
+    obs = dataFrame(obs.index, cols, obs.indexName, order);
+  }
+  const raw: RawTable | null = t.raw ? { ...t.raw, X: await subsetSlot(t.raw.X, mask, 0) } : null;
+  return makeTable({
+    X: t.X ? await subsetSlot(t.X, mask, 0) : null,
+    obs: subsetFrame(obs, pos, uns),
+    var: t.var,
+    obsm: await mapRecord(t.obsm, (a) => subsetAxisArray(a, mask, pos)),
+    varm: { ...t.varm },
+    obsp: await mapRecord(t.obsp, async (s) => subsetMatrix(await subsetSlot(s, mask, 0), mask, 1)),
+    varp: { ...t.varp },
+    layers: await mapRecord(t.layers, (s) => subsetSlot(s, mask, 0)),
+    uns: uns.value,
+    raw,
+    annotation: t.annotation,
+  });
+}
+
+/**
+ * The table restricted to the genes of `mask` (anndata's `_inplace_subset_var`): X's and layers'
+ * columns, var, varm, varp (both axes); obs, obsm, obsp and raw stay. `varExtra` columns are added
+ * to var before subsetting.
+ */
+export async function subsetVar(
+  t: Table,
+  mask: Uint8Array,
+  varExtra: Record<string, Column> = {},
+): Promise<Table> {
+  const pos = maskPositions(mask);
+  const uns = { value: t.uns };
+  let vr = t.var;
+  if (Object.keys(varExtra).length) {
+    const cols = { ...vr.columns, ...varExtra };
+    const order = [...vr.columnOrder, ...Object.keys(varExtra).filter((k) => !(k in vr.columns))];
+    vr = dataFrame(vr.index, cols, vr.indexName, order);
+  }
+  return makeTable({
+    X: t.X ? await subsetSlot(t.X, mask, 1) : null,
+    obs: t.obs,
+    var: subsetFrame(vr, pos, uns),
+    obsm: { ...t.obsm },
+    varm: await mapRecord(t.varm, (a) => subsetAxisArray(a, mask, pos)),
+    obsp: { ...t.obsp },
+    varp: await mapRecord(t.varp, async (s) => subsetMatrix(await subsetSlot(s, mask, 0), mask, 1)),
+    layers: await mapRecord(t.layers, (s) => subsetSlot(s, mask, 1)),
+    uns: uns.value,
+    raw: t.raw,
+    annotation: t.annotation,
+  });
+}
