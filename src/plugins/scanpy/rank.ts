@@ -1,0 +1,1016 @@
+/**
+ * scanpy's differential-expression and gene-scoring tools (namespace `sc.tl`): `rank_genes_groups`
+ * (t-test, t-test_overestim_var, Wilcoxon rank-sum), `filter_rank_genes_groups` and `score_genes`.
+ * Names, parameters, defaults and output keys follow scanpy 1.12 (`tools/_rank_genes_groups.py`,
+ * `tools/_score_genes.py`).
+ *
+ * Results go to `uns[key_added]` as scanpy lays them out, with one difference of container: scanpy
+ * stores `names`, `scores`, `pvals`, `pvals_adj` and `logfoldchanges` as numpy record arrays with one
+ * field per group; here each is a DataFrame with one column per group (rows = rank, index "0", "1",
+ * …), which is how an h5ad/zarr reader presents such a record array too. `pts`/`pts_rest` are
+ * DataFrames indexed by gene, as in scanpy.
+ */
+import { allocArray, type DenseArray, type Matrix, strings } from "../../sdk/data/arrays.js";
+import type { Change } from "../../sdk/data/change.js";
+import { columnValue, type DataFrame, dataFrame } from "../../sdk/data/dataframe.js";
+import type { SpatialData } from "../../sdk/data/spatialdata.js";
+import type { Table } from "../../sdk/data/table.js";
+import { isUnsDict, type UnsDict, type UnsValue, unsDict, unsGet } from "../../sdk/data/uns.js";
+import type { OpContext } from "../../sdk/jobs/operation.js";
+import { Rng } from "../../sdk/math/rng.js";
+import { switchCompression } from "../../sdk/math/sparse.js";
+import { benjaminiHochberg, normalSf, tieCorrection, welchTTest } from "../../sdk/math/stats.js";
+import { expressionSource, type Grouping, groupingOf, matrixColumns, tableOf } from "./get.js";
+
+// ---------------------------------------------------------------------------------------------
+// rank_genes_groups
+// ---------------------------------------------------------------------------------------------
+
+/** Test of `rank_genes_groups`. */
+export type RankMethod = "t-test" | "t-test_overestim_var" | "wilcoxon" | "logreg";
+
+/** p-value correction of `rank_genes_groups`. */
+export type CorrMethod = "benjamini-hochberg" | "bonferroni";
+
+/** Params of `rank_genes_groups`. */
+export interface RankGenesGroupsParams {
+  /** The obs column (categorical) whose groups are characterised. */
+  groupby: string;
+  /** Boolean var column: test only the genes where it is true (scanpy's `mask_var`). */
+  mask_var?: string;
+  /**
+   * Use `raw` (its X and var). Default: true when the table has raw and no `layer` is given.
+   */
+  use_raw?: boolean;
+  /** Layer to test instead of X. */
+  layer?: string;
+  /**
+   * Groups to characterise, or "all". With `reference = "rest"` the rest is still every other cell.
+   * @default "all"
+   */
+  groups?: "all" | string[];
+  /**
+   * "rest" compares each group with the union of the other cells; a group name compares with that group.
+   * @default "rest"
+   */
+  reference?: string;
+  /**
+   * Genes kept per group in the result tables (default: all tested genes).
+   * @asType integer
+   * @minimum 1
+   */
+  n_genes?: number;
+  /**
+   * Rank by the absolute value of the score (scores are still stored signed).
+   * @default false
+   */
+  rankby_abs?: boolean;
+  /**
+   * Also store the fraction of cells expressing each gene (`pts`, and `pts_rest` against the rest).
+   * @default false
+   */
+  pts?: boolean;
+  /**
+   * uns key the results are stored under.
+   * @default "rank_genes_groups"
+   */
+  key_added?: string;
+  /**
+   * Test: Welch's t-test, the t-test with the group's size for the rest's (overestimating the
+   * variance of small groups), or the Wilcoxon rank-sum test. `logreg` is not available.
+   * @default "t-test"
+   */
+  method?: RankMethod;
+  /**
+   * p-value correction for multiple testing.
+   * @default "benjamini-hochberg"
+   */
+  corr_method?: CorrMethod;
+  /**
+   * Tie correction of the Wilcoxon z-scores.
+   * @default false
+   */
+  tie_correct?: boolean;
+}
+
+/** How the cells split into the selected groups, the reference and the rest. */
+interface Design {
+  /** Selected groups in scanpy's order (the `groups` list with the reference appended, or all categories). */
+  readonly order: string[];
+  /** Per cell: selected-group index, or `k` (a remainder group: unselected or missing). */
+  readonly cellSel: Int32Array;
+  /** Cells per selected group, then the remainder. */
+  readonly sizes: Float64Array;
+  /** Index of the reference group in `order`, or -1 for "rest". */
+  readonly ireference: number;
+}
+
+function designOf(g: Grouping, groups: "all" | string[], reference: string, op: string): Design {
+  let order: string[];
+  if (groups === "all") order = [...g.categories];
+  else {
+    if (groups.length === 0) throw new Error(`${op}: "groups" is empty`);
+    order = [...groups];
+    if (reference !== "rest" && !order.includes(reference)) order.push(reference);
+  }
+  if (reference !== "rest" && !g.categories.includes(reference)) {
+    throw new Error(
+      `${op}: reference = ${reference} needs to be one of groupby = ${JSON.stringify(g.categories)}`,
+    );
+  }
+  const catToSel = new Int32Array(g.categories.length).fill(-1);
+  order.forEach((name, s) => {
+    const c = g.categories.indexOf(name);
+    if (c < 0) throw new Error(`${op}: group "${name}" is not a category (${g.categories.join(", ")})`);
+    catToSel[c] = s;
+  });
+  const k = order.length;
+  const n = g.codes.length;
+  const cellSel = new Int32Array(n);
+  const sizes = new Float64Array(k + 1);
+  for (let i = 0; i < n; i++) {
+    const c = g.codes[i]!;
+    const s = c >= 0 ? catToSel[c]! : -1;
+    cellSel[i] = s >= 0 ? s : k;
+    sizes[cellSel[i]!]!++;
+  }
+  // Singlet groups make the variance undefined; scanpy refuses any selected group under 2 cells.
+  const small = order.filter((_, s) => sizes[s]! < 2);
+  if (small.length > 0) {
+    throw new Error(
+      `${op}: could not calculate statistics for groups ${small.join(", ")} since they only contain one sample`,
+    );
+  }
+  return { order, cellSel, sizes, ireference: reference === "rest" ? -1 : order.indexOf(reference) };
+}
+
+/** Per (group, gene) sums, sums of squares and non-zero counts, groups 0..k (k = remainder). */
+interface GroupStats {
+  readonly s1: Float64Array;
+  readonly s2: Float64Array;
+  readonly nz: Float64Array;
+}
+
+/**
+ * One pass over the stored values (CSR, CSC or dense) accumulating, per group and tested gene, the
+ * sum, the sum of squares and the non-zero count in float64 (float32 squares are exact in float64).
+ */
+function groupStats(
+  x: Matrix,
+  cellSel: Int32Array,
+  k: number,
+  colSlot: Int32Array,
+  mt: number,
+  ctx: OpContext,
+): GroupStats {
+  const s1 = new Float64Array((k + 1) * mt);
+  const s2 = new Float64Array((k + 1) * mt);
+  const nz = new Float64Array((k + 1) * mt);
+  const data = x.data as unknown as ArrayLike<number>;
+  const rows = x.shape[0]!;
+  const width = x.shape[1]!;
+  if (x.kind === "dense") {
+    for (let i = 0; i < rows; i++) {
+      if ((i & 4095) === 0) ctx.signal.throwIfAborted();
+      const base = cellSel[i]! * mt;
+      const off = i * width;
+      for (let j = 0; j < width; j++) {
+        const s = colSlot[j]!;
+        const v = Number(data[off + j]);
+        if (s < 0 || v === 0) continue;
+        s1[base + s]! += v;
+        s2[base + s]! += v * v;
+        nz[base + s]!++;
+      }
+    }
+  } else if (x.kind === "csr") {
+    const { indptr, indices } = x;
+    for (let i = 0; i < rows; i++) {
+      if ((i & 4095) === 0) ctx.signal.throwIfAborted();
+      const base = cellSel[i]! * mt;
+      const end = indptr[i + 1]!;
+      for (let p = indptr[i]!; p < end; p++) {
+        const s = colSlot[indices[p]!]!;
+        const v = data[p]!;
+        if (s < 0 || v === 0) continue;
+        s1[base + s]! += v;
+        s2[base + s]! += v * v;
+        nz[base + s]!++;
+      }
+    }
+  } else {
+    const { indptr, indices } = x;
+    for (let j = 0; j < width; j++) {
+      const s = colSlot[j]!;
+      if (s < 0) continue;
+      if ((j & 255) === 0) ctx.signal.throwIfAborted();
+      const end = indptr[j + 1]!;
+      for (let p = indptr[j]!; p < end; p++) {
+        const v = data[p]!;
+        if (v === 0) continue;
+        const at = cellSel[indices[p]!]! * mt + s;
+        s1[at]! += v;
+        s2[at]! += v * v;
+        nz[at]!++;
+      }
+    }
+  }
+  return { s1, s2, nz };
+}
+
+/** Mean and unbiased variance of `n` values from their sum and sum of squares. */
+function meanVar(s1: number, s2: number, n: number): [number, number] {
+  const mean = s1 / n;
+  const v = (s2 - s1 * mean) / (n - 1);
+  return [mean, v > 0 ? v : 0];
+}
+
+/** Per-group test output over all tested genes. */
+interface TestResult {
+  readonly group: number;
+  readonly scores: Float64Array;
+  readonly pvals: Float64Array | null;
+}
+
+function tTests(
+  st: GroupStats,
+  d: Design,
+  mt: number,
+  nCells: number,
+  method: "t-test" | "t-test_overestim_var",
+): TestResult[] {
+  const k = d.order.length;
+  const out: TestResult[] = [];
+  for (let g = 0; g < k; g++) {
+    if (g === d.ireference) continue;
+    const n1 = d.sizes[g]!;
+    const nOther = d.ireference >= 0 ? d.sizes[d.ireference]! : nCells - n1;
+    const n2 = method === "t-test" ? nOther : n1;
+    const scores = new Float64Array(mt);
+    const pvals = new Float64Array(mt);
+    for (let j = 0; j < mt; j++) {
+      const [mean1, var1] = meanVar(st.s1[g * mt + j]!, st.s2[g * mt + j]!, n1);
+      let r1 = 0;
+      let r2 = 0;
+      if (d.ireference >= 0) {
+        r1 = st.s1[d.ireference * mt + j]!;
+        r2 = st.s2[d.ireference * mt + j]!;
+      } else {
+        // The rest's sums are summed over the other groups (no total-minus-group cancellation).
+        for (let h = 0; h <= k; h++) {
+          if (h === g) continue;
+          r1 += st.s1[h * mt + j]!;
+          r2 += st.s2[h * mt + j]!;
+        }
+      }
+      const [mean2, var2] = meanVar(r1, r2, nOther);
+      const r = welchTTest(mean1, var1, n1, mean2, var2, n2);
+      scores[j] = Number.isNaN(r.statistic) ? 0 : r.statistic;
+      pvals[j] = Number.isNaN(r.pvalue) ? 1 : r.pvalue;
+    }
+    out.push({ group: g, scores, pvals });
+  }
+  return out;
+}
+
+const PACK = 2097152; // 2^21: row positions within a column packed under the value's sort key
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+/** Scratch buffers of the column ranker, sized to the longest column. */
+interface RankScratch {
+  vals: Float64Array;
+  rows: Int32Array;
+  ranks: Float64Array;
+  keys: Float64Array;
+  order: Uint32Array;
+}
+
+function rankScratch(n: number): RankScratch {
+  return {
+    vals: new Float64Array(n),
+    rows: new Int32Array(n),
+    ranks: new Float64Array(n),
+    keys: new Float64Array(n),
+    order: new Uint32Array(n),
+  };
+}
+
+/**
+ * Average ranks (1-based) of the `n` gathered non-zero values among themselves, into `sc.ranks`;
+ * returns Σ(t³ - t) over their tie blocks. Float32-exact values are sorted as packed float64 keys
+ * (the value's order-preserving bits above the position) with the native typed-array sort.
+ */
+function rankNonzeros(sc: RankScratch, n: number): number {
+  const { vals, keys, order, ranks } = sc;
+  let packed = n < PACK;
+  if (packed) {
+    for (let i = 0; i < n; i++) {
+      const v = vals[i]!;
+      f32[0] = v;
+      if (f32[0] !== v) {
+        packed = false;
+        break;
+      }
+      const u = u32[0]!;
+      const key = u & 0x80000000 ? ~u >>> 0 : (u | 0x80000000) >>> 0;
+      keys[i] = key * PACK + i;
+    }
+  }
+  if (packed) {
+    const ks = keys.subarray(0, n);
+    ks.sort();
+    for (let i = 0; i < n; i++) {
+      const kv = ks[i]!;
+      order[i] = kv - Math.floor(kv / PACK) * PACK;
+    }
+  } else {
+    for (let i = 0; i < n; i++) order[i] = i;
+    order.subarray(0, n).sort((a, b) => vals[a]! - vals[b]! || a - b);
+  }
+  let tieSum = 0;
+  let i = 0;
+  while (i < n) {
+    const v = vals[order[i]!]!;
+    let j = i + 1;
+    while (j < n && vals[order[j]!] === v) j++;
+    const r = (i + j + 1) / 2;
+    for (let q = i; q < j; q++) ranks[order[q]!] = r;
+    const t = j - i;
+    tieSum += t * t * t - t;
+    i = j;
+  }
+  return tieSum;
+}
+
+/** Column access for the Wilcoxon test: CSC, or a dense matrix read with a stride. */
+interface ColumnSource {
+  /** Gather the non-zeros of column `j` (cells where `keep(sel)`): values, rows; returns the count. */
+  gather(j: number, sc: RankScratch, cellSel: Int32Array, keepA: number, keepB: number): number;
+  readonly longest: number;
+}
+
+function columnSource(x: Matrix): ColumnSource {
+  if (x.kind === "dense") {
+    const rows = x.shape[0]!;
+    const width = x.shape[1]!;
+    const data = x.data as unknown as ArrayLike<number>;
+    return {
+      longest: rows,
+      gather(j, sc, cellSel, a, b) {
+        let n = 0;
+        for (let i = 0; i < rows; i++) {
+          const v = Number(data[i * width + j]);
+          if (v === 0) continue;
+          const s = cellSel[i]!;
+          if (a >= 0 && s !== a && s !== b) continue;
+          sc.vals[n] = v;
+          sc.rows[n++] = i;
+        }
+        return n;
+      },
+    };
+  }
+  const csc = x.kind === "csc" ? x : switchCompression(x);
+  const { indptr, indices } = csc;
+  const data = csc.data as unknown as ArrayLike<number>;
+  let longest = 0;
+  for (let j = 0; j < csc.shape[1]; j++) longest = Math.max(longest, indptr[j + 1]! - indptr[j]!);
+  return {
+    longest,
+    gather(j, sc, cellSel, a, b) {
+      let n = 0;
+      const end = indptr[j + 1]!;
+      for (let p = indptr[j]!; p < end; p++) {
+        const v = data[p]!;
+        if (v === 0) continue;
+        const r = indices[p]!;
+        if (a >= 0) {
+          const s = cellSel[r]!;
+          if (s !== a && s !== b) continue;
+        }
+        sc.vals[n] = v;
+        sc.rows[n++] = r;
+      }
+      return n;
+    },
+  };
+}
+
+/**
+ * Wilcoxon rank-sum z-scores per gene, column by column: the non-zeros are sorted, the implicit
+ * zeros form one tie block placed between the negative and positive values, and each group's rank
+ * sum adds the zero block's average rank once per zero cell of the group — no column is densified.
+ */
+function wilcoxonTests(
+  x: Matrix,
+  genes: Int32Array,
+  d: Design,
+  nCells: number,
+  tieCorrect: boolean,
+  ctx: OpContext,
+): TestResult[] {
+  const k = d.order.length;
+  const mt = genes.length;
+  const src = columnSource(x);
+  const sc = rankScratch(Math.max(1, src.longest));
+  const ref = d.ireference;
+  const targets = d.order.map((_, g) => g).filter((g) => g !== ref);
+  const scores = targets.map(() => new Float64Array(mt));
+  const rankSum = new Float64Array(k + 1);
+  const nzCount = new Float64Array(k + 1);
+  for (let c = 0; c < mt; c++) {
+    if ((c & 63) === 0) {
+      ctx.signal.throwIfAborted();
+      ctx.progress(c / mt);
+    }
+    const j = genes[c]!;
+    // vs rest: one ranking over all cells serves every group; vs a reference: one per group.
+    const passes = ref < 0 ? [-1] : targets;
+    for (const pass of passes) {
+      const n = src.gather(j, sc, d.cellSel, pass, ref);
+      const total = pass < 0 ? nCells : d.sizes[pass]! + d.sizes[ref]!;
+      let nneg = 0;
+      for (let i = 0; i < n; i++) if (sc.vals[i]! < 0) nneg++;
+      let tieSum = rankNonzeros(sc, n);
+      const zeros = total - n;
+      tieSum += zeros * zeros * zeros - zeros;
+      const zeroRank = nneg + (zeros + 1) / 2;
+      rankSum.fill(0);
+      nzCount.fill(0);
+      for (let i = 0; i < n; i++) {
+        const r = sc.ranks[i]!;
+        const s = d.cellSel[sc.rows[i]!]!;
+        rankSum[s]! += sc.vals[i]! > 0 ? r + zeros : r;
+        nzCount[s]!++;
+      }
+      const tc = tieCorrect ? tieCorrection(tieSum, total) : 1;
+      const forGroups = pass < 0 ? targets : [pass];
+      for (const g of forGroups) {
+        const n1 = d.sizes[g]!;
+        const n2 = total - n1;
+        const R = rankSum[g]! + zeroRank * (n1 - nzCount[g]!);
+        const std = Math.sqrt((tc * n1 * n2 * (total + 1)) / 12);
+        const z = (R - (n1 * (total + 1)) / 2) / std;
+        scores[targets.indexOf(g)]![c] = Number.isNaN(z) ? 0 : z;
+      }
+    }
+  }
+  return targets.map((g, t) => {
+    const s = scores[t]!;
+    const p = new Float64Array(mt);
+    for (let c = 0; c < mt; c++) p[c] = 2 * normalSf(Math.abs(s[c]!));
+    return { group: g, scores: s, pvals: p };
+  });
+}
+
+/** expm1, or its version for a log1p of another base (`uns/log1p/base`), as scanpy uses for fold changes. */
+function expm1For(t: Table): (x: number) => number {
+  const base = unsGet(t.uns, "log1p/base");
+  if (typeof base === "number" && Number.isFinite(base)) {
+    const lb = Math.log(base);
+    return (x) => Math.expm1(x * lb);
+  }
+  return Math.expm1;
+}
+
+function float32Column(v: Float64Array | Float32Array): DenseArray {
+  const a = allocArray("float32", v.length) as Float32Array;
+  a.set(v);
+  return { kind: "dense", dtype: "float32", shape: [v.length], data: a };
+}
+
+function float64Column(v: Float64Array): DenseArray {
+  const a = allocArray("float64", v.length) as Float64Array;
+  a.set(v);
+  return { kind: "dense", dtype: "float64", shape: [v.length], data: a };
+}
+
+function rankIndex(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => String(i));
+}
+
+/**
+ * Rank genes characterising groups of cells by a differential-expression test against the rest
+ * (or a reference group). Expects log-transformed data. Writes `uns/<key_added>` with `params`,
+ * `names`, `scores`, `pvals`, `pvals_adj`, `logfoldchanges` (and `pts`, `pts_rest` when asked).
+ */
+export async function rank_genes_groups(
+  sd: SpatialData,
+  params: RankGenesGroupsParams,
+  ctx: OpContext,
+): Promise<Change> {
+  const op = "rank_genes_groups";
+  const t = tableOf(sd, ctx, op);
+  const method = params.method ?? "t-test";
+  const corr = params.corr_method ?? "benjamini-hochberg";
+  const reference = params.reference ?? "rest";
+  const keyAdded = params.key_added ?? "rank_genes_groups";
+  if (method === "logreg") {
+    throw new Error(
+      `${op}: method "logreg" (scikit-learn's multinomial LogisticRegression) is not available in Tessera; ` +
+        'use "t-test", "t-test_overestim_var" or "wilcoxon"',
+    );
+  }
+  if (!["t-test", "t-test_overestim_var", "wilcoxon"].includes(method)) {
+    throw new Error(`${op}: method must be one of t-test, t-test_overestim_var, wilcoxon, logreg`);
+  }
+  if (corr !== "benjamini-hochberg" && corr !== "bonferroni") {
+    throw new Error(`${op}: correction method must be one of benjamini-hochberg, bonferroni`);
+  }
+  if (params.use_raw === true && !t.raw)
+    throw new Error(`${op}: received \`use_raw=True\`, but \`adata.raw\` is empty`);
+  const src = await expressionSource(t, params.use_raw, params.layer, op);
+  const x = src.matrix;
+  if (x.shape.length !== 2) throw new Error(`${op}: the expression matrix is not 2-d`);
+  const nCells = x.shape[0]!;
+  const width = x.shape[1]!;
+
+  // Tested genes (mask_var).
+  let genes: Int32Array;
+  if (params.mask_var) {
+    const col = src.varFrame.columns[params.mask_var];
+    if (!col) throw new Error(`${op}: no var column "${params.mask_var}" for mask_var`);
+    const keep: number[] = [];
+    for (let j = 0; j < width; j++) if (columnValue(col, j) === true) keep.push(j);
+    if (keep.length === 0) throw new Error(`${op}: mask_var "${params.mask_var}" selects no gene`);
+    genes = Int32Array.from(keep);
+  } else genes = Int32Array.from({ length: width }, (_, j) => j);
+  const mt = genes.length;
+  const colSlot = new Int32Array(width).fill(-1);
+  genes.forEach((j, s) => {
+    colSlot[j] = s;
+  });
+  const varNames = Array.from(genes, (j) => src.varNames[j]!);
+
+  const grouping = groupingOf(t, params.groupby, op);
+  if (grouping.codes.length !== nCells)
+    throw new Error(`${op}: obs and the expression matrix disagree in length`);
+  const d = designOf(grouping, params.groups ?? "all", reference, op);
+  const k = d.order.length;
+
+  ctx.progress(0, "group statistics");
+  const st = groupStats(x, d.cellSel, k, colSlot, mt, ctx);
+  const results =
+    method === "wilcoxon"
+      ? wilcoxonTests(x, genes, d, nCells, params.tie_correct ?? false, ctx)
+      : tTests(st, d, mt, nCells, method);
+
+  // Assemble the per-group tables (scanpy's _build_stats_dataframe).
+  const nGenes = Math.min(params.n_genes ?? mt, mt);
+  const expm1 = expm1For(t);
+  const cols: Record<string, Record<string, DenseArray | ReturnType<typeof strings>>> = {
+    names: {},
+    scores: {},
+    pvals: {},
+    pvals_adj: {},
+    logfoldchanges: {},
+  };
+  const groupNames: string[] = [];
+  for (const res of results) {
+    const g = res.group;
+    const name = d.order[g]!;
+    groupNames.push(name);
+    const key = Float64Array.from(res.scores, (v) => (params.rankby_abs ? Math.abs(v) : v));
+    const order = Array.from({ length: mt }, (_, j) => j).sort((a, b) => key[b]! - key[a]! || a - b);
+    const top = order.slice(0, nGenes);
+    cols.names![name] = strings(top.map((j) => varNames[j]!));
+    cols.scores![name] = float32Column(Float64Array.from(top, (j) => res.scores[j]!));
+    if (res.pvals) {
+      const pv = res.pvals;
+      const adj =
+        corr === "benjamini-hochberg"
+          ? benjaminiHochberg(Float64Array.from(pv, (p) => (Number.isNaN(p) ? 1 : p)))
+          : Float64Array.from(pv, (p) => Math.min(p * mt, 1));
+      cols.pvals![name] = float64Column(Float64Array.from(top, (j) => pv[j]!));
+      cols.pvals_adj![name] = float64Column(Float64Array.from(top, (j) => adj[j]!));
+    }
+    const lfc = new Float64Array(nGenes);
+    top.forEach((j, r) => {
+      const n1 = d.sizes[g]!;
+      const meanGroup = st.s1[g * mt + j]! / n1;
+      let meanRest: number;
+      if (d.ireference >= 0) meanRest = st.s1[d.ireference * mt + j]! / d.sizes[d.ireference]!;
+      else {
+        let s = 0;
+        for (let h = 0; h <= k; h++) if (h !== g) s += st.s1[h * mt + j]!;
+        meanRest = s / (nCells - n1);
+      }
+      lfc[r] = Math.log2((expm1(meanGroup) + 1e-9) / (expm1(meanRest) + 1e-9));
+    });
+    cols.logfoldchanges![name] = float32Column(lfc);
+  }
+  const idx = rankIndex(nGenes);
+  const entries: Record<string, UnsValue> = {
+    params: unsDict({
+      groupby: params.groupby,
+      reference,
+      method,
+      use_raw: src.useRaw,
+      layer: params.layer ?? null,
+      corr_method: corr,
+    }),
+  };
+  for (const f of ["names", "scores", "pvals", "pvals_adj", "logfoldchanges"]) {
+    entries[f] = dataFrame(idx, cols[f]!, "_index", groupNames);
+  }
+  if (params.pts) {
+    const ptsCols: Record<string, DenseArray> = {};
+    const restCols: Record<string, DenseArray> = {};
+    d.order.forEach((name, g) => {
+      ptsCols[name] = float64Column(
+        Float64Array.from({ length: mt }, (_, j) => st.nz[g * mt + j]! / d.sizes[g]!),
+      );
+      if (d.ireference < 0) {
+        restCols[name] = float64Column(
+          Float64Array.from({ length: mt }, (_, j) => {
+            let s = 0;
+            for (let h = 0; h <= k; h++) if (h !== g) s += st.nz[h * mt + j]!;
+            return s / (nCells - d.sizes[g]!);
+          }),
+        );
+      }
+    });
+    entries.pts = dataFrame(varNames, ptsCols, "_index", d.order);
+    if (d.ireference < 0) entries.pts_rest = dataFrame(varNames, restCols, "_index", d.order);
+  }
+  ctx.progress(1);
+  ctx.log(
+    `${op}: ${method} on ${mt} genes, ${results.length} groups (${reference === "rest" ? "vs rest" : `vs ${reference}`}), ` +
+      `added uns["${keyAdded}"]`,
+  );
+  return { tables: { [ctx.table]: { uns: { [keyAdded]: unsDict(entries) } } } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// filter_rank_genes_groups
+// ---------------------------------------------------------------------------------------------
+
+/** Params of `filter_rank_genes_groups`. */
+export interface FilterRankGenesGroupsParams {
+  /**
+   * uns key of the `rank_genes_groups` results.
+   * @default "rank_genes_groups"
+   */
+  key?: string;
+  /** obs column of the groups (default: the one the results were computed with). */
+  groupby?: string;
+  /** Use `raw` (default: as the results were computed). */
+  use_raw?: boolean;
+  /** Layer to read expression from. */
+  layer?: string;
+  /**
+   * uns key the filtered results are stored under.
+   * @default "rank_genes_groups_filtered"
+   */
+  key_added?: string;
+  /**
+   * Keep genes expressed in more than this fraction of the group's cells.
+   * @default 0.25
+   */
+  min_in_group_fraction?: number;
+  /**
+   * Keep genes whose log2 fold change is above this.
+   * @default 1
+   */
+  min_fold_change?: number;
+  /**
+   * Keep genes expressed in less than this fraction of the other cells.
+   * @default 0.5
+   */
+  max_out_group_fraction?: number;
+  /**
+   * Compare the absolute log2 fold change with `min_fold_change`.
+   * @default false
+   */
+  compare_abs?: boolean;
+}
+
+/**
+ * Filter the genes of `rank_genes_groups` results by log fold change and by the fractions of cells
+ * expressing them inside and outside each group; genes that fail get a missing name (scanpy's NaN),
+ * keeping the tables' shape. Writes `uns/<key_added>`.
+ */
+export async function filter_rank_genes_groups(
+  sd: SpatialData,
+  params: FilterRankGenesGroupsParams,
+  ctx: OpContext,
+): Promise<Change> {
+  const op = "filter_rank_genes_groups";
+  const t = tableOf(sd, ctx, op);
+  const key = params.key ?? "rank_genes_groups";
+  const entry = t.uns.entries[key];
+  if (!isUnsDict(entry)) throw new Error(`${op}: no rank_genes_groups results in uns "${key}"`);
+  const prm = entry.entries.params;
+  const pget = (f: string): UnsValue | undefined => (isUnsDict(prm) ? prm.entries[f] : undefined);
+  const groupby = params.groupby ?? (pget("groupby") as string | undefined);
+  if (typeof groupby !== "string")
+    throw new Error(`${op}: uns "${key}/params/groupby" is missing; pass groupby`);
+  const useRaw = params.use_raw ?? (params.layer ? false : pget("use_raw") === true);
+  const namesV = entry.entries.names;
+  if (!namesV || typeof namesV !== "object" || namesV.kind !== "dataframe")
+    throw new Error(`${op}: uns "${key}/names" is missing or not a per-group frame`);
+  const namesFrame = namesV;
+  const sameParams =
+    pget("groupby") === groupby && pget("reference") === "rest" && pget("use_raw") === useRaw;
+  const lfcV = entry.entries.logfoldchanges;
+  const useLogfolds = sameParams && !!lfcV && typeof lfcV === "object" && lfcV.kind === "dataframe";
+  const ptsV = entry.entries.pts;
+  const restV = entry.entries.pts_rest;
+  const useFraction =
+    sameParams &&
+    !!ptsV &&
+    typeof ptsV === "object" &&
+    ptsV.kind === "dataframe" &&
+    !!restV &&
+    typeof restV === "object" &&
+    restV.kind === "dataframe";
+
+  const grouping = groupingOf(t, groupby, op);
+  let src: Awaited<ReturnType<typeof expressionSource>> | null = null;
+  if (!useLogfolds || !useFraction) src = await expressionSource(t, useRaw, params.layer, op);
+  const expm1 = expm1For(t);
+  const minIn = params.min_in_group_fraction ?? 0.25;
+  const maxOut = params.max_out_group_fraction ?? 0.5;
+  const minFc = params.min_fold_change ?? 1;
+  const newNames: Record<string, ReturnType<typeof strings>> = {};
+  for (const group of namesFrame.columnOrder) {
+    const col = namesFrame.columns[group]!;
+    const geneNames: (string | null)[] = [];
+    for (let r = 0; r < namesFrame.index.values.length; r++) {
+      const v = columnValue(col, r);
+      geneNames.push(v === null ? null : String(v));
+    }
+    const n = geneNames.length;
+    const fin = new Float64Array(n);
+    const fout = new Float64Array(n);
+    const fc = new Float64Array(n);
+    if (src) {
+      const at = new Map(src.varNames.map((g, i) => [g, i]));
+      const cat = grouping.categories.indexOf(group);
+      const cols = geneNames.map((g) => (g === null ? -1 : (at.get(g) ?? -1)));
+      const present = cols.filter((c) => c >= 0);
+      const values = matrixColumns(src.matrix, present);
+      let p = 0;
+      let nIn = 0;
+      for (const c of grouping.codes) if (c === cat) nIn++;
+      const nOut = grouping.codes.length - nIn;
+      cols.forEach((c, r) => {
+        if (c < 0) {
+          fin[r] = fout[r] = fc[r] = Number.NaN;
+          return;
+        }
+        const v = values[p++]!;
+        let sIn = 0;
+        let sOut = 0;
+        let zIn = 0;
+        let zOut = 0;
+        for (let i = 0; i < v.length; i++) {
+          const x = v[i]!;
+          if (grouping.codes[i] === cat) {
+            sIn += x;
+            if (x !== 0) zIn++;
+          } else {
+            sOut += x;
+            if (x !== 0) zOut++;
+          }
+        }
+        fin[r] = zIn / nIn;
+        fout[r] = zOut / nOut;
+        fc[r] = Math.log2((expm1(sIn / nIn) + 1e-9) / (expm1(sOut / nOut) + 1e-9));
+      });
+    }
+    if (useFraction) {
+      const ptsF = ptsV as DataFrame;
+      const restF = restV as DataFrame;
+      const at = new Map(ptsF.index.values.map((g, i) => [g, i]));
+      geneNames.forEach((g, r) => {
+        const i = g === null ? undefined : at.get(g);
+        fin[r] = i === undefined ? Number.NaN : Number(columnValue(ptsF.columns[group]!, i));
+        fout[r] = i === undefined ? Number.NaN : Number(columnValue(restF.columns[group]!, i));
+      });
+    }
+    if (useLogfolds) {
+      const lf = (lfcV as DataFrame).columns[group];
+      for (let r = 0; r < n; r++) fc[r] = lf ? Number(columnValue(lf, r)) : Number.NaN;
+    }
+    newNames[group] = strings(
+      geneNames.map((g, r) => {
+        const f = params.compare_abs ? Math.abs(fc[r]!) : fc[r]!;
+        return fin[r]! > minIn && fout[r]! < maxOut && f > minFc ? g : null;
+      }),
+    );
+  }
+  const out: Record<string, UnsValue> = { ...entry.entries };
+  out.names = dataFrame(namesFrame.index, newNames, namesFrame.indexName, namesFrame.columnOrder);
+  const keyAdded = params.key_added ?? "rank_genes_groups_filtered";
+  return { tables: { [ctx.table]: { uns: { [keyAdded]: unsDict(out) as UnsDict } } } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// score_genes
+// ---------------------------------------------------------------------------------------------
+
+/** Params of `score_genes`. */
+export interface ScoreGenesParams {
+  /**
+   * Genes whose mean expression is scored (names missing from var_names are ignored with a log line).
+   * @widget var_names
+   */
+  gene_list: string[];
+  /**
+   * Allow the genes of `gene_list` to be drawn as control genes (scanpy's default until 2.0).
+   * @default true
+   */
+  ctrl_as_ref?: boolean;
+  /**
+   * Control genes drawn from each expression bin that holds a gene of the list.
+   * @default 50
+   * @asType integer
+   * @minimum 1
+   */
+  ctrl_size?: number;
+  /**
+   * Genes to draw controls from (default: all genes).
+   * @widget var_names
+   */
+  gene_pool?: string[];
+  /**
+   * Number of expression-level bins.
+   * @default 25
+   * @asType integer
+   * @minimum 2
+   */
+  n_bins?: number;
+  /**
+   * Name of the obs column written.
+   * @default "score"
+   */
+  score_name?: string;
+  /**
+   * Seed of the control-gene sampling.
+   * @default 0
+   * @asType integer
+   */
+  random_state?: number;
+  /** Use `raw` (default: true when the table has raw and no layer is given). */
+  use_raw?: boolean;
+  /** Layer to read expression from. */
+  layer?: string;
+}
+
+/** Per-gene means over all cells (scanpy's `_nan_means(axis=0)`: NaN values are skipped). */
+function geneMeans(x: Matrix, genes: readonly number[]): Float64Array {
+  const rows = x.shape[0]!;
+  const width = x.shape[1]!;
+  const slot = new Int32Array(width).fill(-1);
+  genes.forEach((j, s) => {
+    slot[j] = s;
+  });
+  const sum = new Float64Array(genes.length);
+  const nan = new Float64Array(genes.length);
+  const data = x.data as unknown as ArrayLike<number>;
+  const visit = (j: number, v: number) => {
+    const s = slot[j]!;
+    if (s < 0) return;
+    if (Number.isNaN(v)) nan[s]!++;
+    else sum[s]! += v;
+  };
+  if (x.kind === "dense") {
+    for (let i = 0; i < rows; i++) for (let j = 0; j < width; j++) visit(j, Number(data[i * width + j]));
+  } else if (x.kind === "csr") {
+    for (let p = 0; p < x.indices.length; p++) visit(x.indices[p]!, Number(data[p]));
+  } else {
+    for (let j = 0; j < width; j++)
+      for (let p = x.indptr[j]!; p < x.indptr[j + 1]!; p++) visit(j, Number(data[p]));
+  }
+  return Float64Array.from(sum, (s, i) => s / (rows - nan[i]!));
+}
+
+/** Per-cell means over a set of genes (scanpy's `_nan_means(axis=1)`). */
+function cellMeans(x: Matrix, genes: readonly number[]): Float64Array {
+  const rows = x.shape[0]!;
+  const width = x.shape[1]!;
+  const inSet = new Uint8Array(width);
+  for (const j of genes) inSet[j] = 1;
+  const sum = new Float64Array(rows);
+  const nan = new Float64Array(rows);
+  const data = x.data as unknown as ArrayLike<number>;
+  const visit = (i: number, j: number, v: number) => {
+    if (!inSet[j]) return;
+    if (Number.isNaN(v)) nan[i]!++;
+    else sum[i]! += v;
+  };
+  if (x.kind === "dense") {
+    for (let i = 0; i < rows; i++) for (const j of genes) visit(i, j, Number(data[i * width + j]));
+  } else if (x.kind === "csr") {
+    for (let i = 0; i < rows; i++)
+      for (let p = x.indptr[i]!; p < x.indptr[i + 1]!; p++) visit(i, x.indices[p]!, Number(data[p]));
+  } else {
+    for (const j of genes)
+      for (let p = x.indptr[j]!; p < x.indptr[j + 1]!; p++) visit(x.indices[p]!, j, Number(data[p]));
+  }
+  const n = genes.length;
+  return Float64Array.from(sum, (s, i) => s / (n - nan[i]!));
+}
+
+/**
+ * Expression bins of the gene pool as scanpy cuts them: genes ranked by mean expression (ties
+ * take the lowest rank, pandas' `rank(method="min")`), then `floor(rank / n_items)` with
+ * `n_items = round(n / (n_bins - 1))`. Returns a bin per pool gene (NaN for non-finite means).
+ * @internal
+ */
+export function scoreGenesBins(means: Float64Array, nBins: number): Float64Array {
+  const finite: number[] = [];
+  means.forEach((m, i) => {
+    if (Number.isFinite(m)) finite.push(i);
+  });
+  const nItems = Math.round(finite.length / (nBins - 1)) || 1;
+  const sorted = [...finite].sort((a, b) => means[a]! - means[b]! || a - b);
+  const cut = new Float64Array(means.length).fill(Number.NaN);
+  let i = 0;
+  while (i < sorted.length) {
+    let j = i + 1;
+    while (j < sorted.length && means[sorted[j]!] === means[sorted[i]!]) j++;
+    const rank = i + 1; // method="min"
+    for (let q = i; q < j; q++) cut[sorted[q]!] = Math.floor(rank / nItems);
+    i = j;
+  }
+  return cut;
+}
+
+/**
+ * Score each cell by the mean expression of a gene set minus the mean of control genes drawn from
+ * the same expression bins (Tirosh et al. 2016, as scanpy's `score_genes`). Writes `obs/<score_name>`.
+ * The controls are drawn with Tessera's seeded generator, so for the same `random_state` they differ
+ * from scanpy's numpy draws (the binning and the gene-set mean are the same).
+ */
+export async function score_genes(
+  sd: SpatialData,
+  params: ScoreGenesParams,
+  ctx: OpContext,
+): Promise<Change> {
+  const op = "score_genes";
+  const t = tableOf(sd, ctx, op);
+  const src = await expressionSource(t, params.use_raw, params.layer, op);
+  const x = src.matrix;
+  const at = new Map(src.varNames.map((g, i) => [g, i]));
+  const listNames = [...new Set(params.gene_list)];
+  const missing = listNames.filter((g) => !at.has(g));
+  if (missing.length > 0) ctx.log(`${op}: genes are not in var_names and ignored: ${missing.join(", ")}`);
+  const list = listNames.filter((g) => at.has(g));
+  if (list.length === 0) throw new Error(`${op}: no valid genes were passed for scoring`);
+  const pool = params.gene_pool
+    ? [...new Set(params.gene_pool)].filter((g) => at.has(g))
+    : [...new Set(src.varNames)];
+  if (pool.length === 0) throw new Error(`${op}: no valid genes were passed for reference set`);
+  const nBins = params.n_bins ?? 25;
+  const ctrlSize = params.ctrl_size ?? 50;
+  const ctrlAsRef = params.ctrl_as_ref ?? true;
+  const rng = new Rng(params.random_state ?? 0);
+
+  const poolCols = pool.map((g) => at.get(g)!);
+  const cut = scoreGenesBins(geneMeans(x, poolCols), nBins);
+  const cutOf = new Map(pool.map((g, i) => [g, cut[i]!]));
+  const listSet = new Set(list);
+  const listCuts = [
+    ...new Set(list.map((g) => cutOf.get(g)).filter((c): c is number => c !== undefined && !Number.isNaN(c))),
+  ].sort((a, b) => a - b);
+  const control = new Set<string>();
+  for (const c of listCuts) {
+    let r = pool.filter((g, i) => cut[i] === c && (ctrlAsRef || !listSet.has(g)));
+    if (r.length === 0) ctx.log(`${op}: no control genes for cut=${c}; consider a larger gene_pool`);
+    if (ctrlSize < r.length) {
+      // Sample ctrl_size genes without replacement (partial Fisher–Yates).
+      const a = [...r];
+      for (let i = 0; i < ctrlSize; i++) {
+        const jj = i + rng.int(a.length - i);
+        [a[i], a[jj]] = [a[jj]!, a[i]!];
+      }
+      r = a.slice(0, ctrlSize);
+    }
+    for (const g of r) if (!(ctrlAsRef && listSet.has(g))) control.add(g);
+  }
+  if (control.size === 0) {
+    throw new Error(`${op}: no control genes found in any cut${ctrlAsRef ? "; try ctrl_as_ref=false" : ""}`);
+  }
+  const meansList = cellMeans(
+    x,
+    list.map((g) => at.get(g)!),
+  );
+  const meansCtrl = cellMeans(
+    x,
+    [...control].map((g) => at.get(g)!),
+  );
+  const n = meansList.length;
+  const score = allocArray("float64", n) as Float64Array;
+  for (let i = 0; i < n; i++) score[i] = meansList[i]! - meansCtrl[i]!;
+  const name = params.score_name ?? "score";
+  ctx.log(`${op}: added obs["${name}"] (${control.size} control genes)`);
+  ctx.progress(1);
+  return {
+    tables: {
+      [ctx.table]: { obs: { [name]: { kind: "dense", dtype: "float64", shape: [n], data: score } } },
+    },
+  };
+}
