@@ -81,7 +81,7 @@ describe("csr kernels", () => {
     const m = sample();
     const before = snapshot(m);
     const s = csrScaleRows(m, [2, 1, 4, 5], { divide: true });
-    expect(Array.from(s.data)).toEqual([0.5, 1, 0, 0.75, -0.25, 1, 1]);
+    expect(Array.from(s.data as Float32Array)).toEqual([0.5, 1, 0, 0.75, -0.25, 1, 1]);
     expect(s.dtype).toBe("float32");
     expect(s.indices).toBe(m.indices);
     expect(s.data).not.toBe(m.data);
@@ -95,7 +95,7 @@ describe("csr kernels", () => {
   it("maps stored values", () => {
     const m = sample();
     const out = mapStored(m, (v) => v * 10, "float64");
-    expect(Array.from(out.data)).toEqual([10, 20, 0, 30, -10, 40, 50]);
+    expect(Array.from(out.data as Float64Array)).toEqual([10, 20, 0, 30, -10, 40, 50]);
     expect(out.kind).toBe("csr");
   });
 
@@ -105,12 +105,12 @@ describe("csr kernels", () => {
     const r = csrSubsetRows(m, Uint8Array.from([1, 0, 1, 0]));
     expect(r.shape).toEqual([2, 4]);
     expect(Array.from(r.indptr)).toEqual([0, 2, 5]);
-    expect(Array.from(r.data)).toEqual([1, 2, 3, -1, 4]);
+    expect(Array.from(r.data as Float32Array)).toEqual([1, 2, 3, -1, 4]);
     const c = csrSubsetColumns(m, Uint8Array.from([0, 1, 0, 1]));
     expect(c.shape).toEqual([4, 2]);
     expect(Array.from(c.indptr)).toEqual([0, 0, 1, 3, 4]);
     expect(Array.from(c.indices)).toEqual([0, 0, 1, 0]);
-    expect(Array.from(c.data)).toEqual([0, -1, 4, 5]);
+    expect(Array.from(c.data as Float32Array)).toEqual([0, -1, 4, 5]);
     expect(snapshot(m)).toBe(before);
     expect(countMask(Uint8Array.from([1, 0, 1]))).toBe(2);
     expect(() => csrSubsetRows(m, new Uint8Array(3))).toThrow(/mask of 3 for 4 rows/);

@@ -70,7 +70,9 @@ describe("loess", () => {
     const x = Array.from({ length: 50 }, (_, i) => i / 7);
     const y = x.map((v) => 1 + 2 * v - 0.5 * v * v);
     const f = loess(x, y, { span: 0.5 });
-    f.forEach((v, i) => close(v, y[i]!, 1e-9));
+    f.forEach((v, i) => {
+      close(v, y[i]!, 1e-9);
+    });
     expect(() => loess([1, 2], [1], {})).toThrow(/x has 2 values, y has 1/);
     expect(() => loess([1, 2, 3, 4], [1, 2, 3, 4], { span: 0.5 })).toThrow(/span too small/);
     expect(() => loess([1, Number.NaN, 3, 4, 5], [1, 2, 3, 4, 5], { span: 1 })).toThrow(/non-finite/);
