@@ -114,7 +114,8 @@ export interface LayoutHooks {
 }
 
 /** A square CSR graph with float64 weights (the layout's working copy). */
-interface CsrGraph {
+export interface CsrGraph {
+  /** Number of nodes. */
   readonly n: number;
   readonly indptr: Int32Array;
   readonly indices: Int32Array;
@@ -258,23 +259,61 @@ function axpy(alpha: number, x: Float64Array, y: Float64Array): void {
   for (let i = 0; i < x.length; i++) y[i]! += alpha * x[i]!;
 }
 
+/** Options of {@link topEigenpairs}. */
+export interface EigenOptions {
+  /** Orthonormal vectors whose span is excluded (known eigenvectors). */
+  readonly deflate?: Float64Array[];
+  /** Krylov basis size (default 32, at least 2·nev + 8). */
+  readonly basis?: number;
+  /** Convergence: every wanted residual ‖Ay − θy‖ ≤ tol·max(1, |θ|) (default 1e-6). */
+  readonly tol?: number;
+  /** Restarts before giving up on the tolerance (default 60). */
+  readonly maxRestarts?: number;
+  readonly signal?: AbortSignal;
+}
+
 /**
  * The `nev` largest eigenpairs of a symmetric operator on ℝⁿ restricted to the complement of the
  * orthonormal vectors `deflate`, by a Krylov–Schur (thick-restart Lanczos) iteration with full
- * re-orthogonalisation. Stops when every wanted Ritz residual is below `tol` (or after `maxRestarts`).
+ * re-orthogonalisation. A Krylov space from one start vector holds one direction of each eigenspace,
+ * so a repeated eigenvalue would be found once: after convergence, a search in the complement of the
+ * found vectors checks for a larger eigenvalue left out, and takes it in.
  */
 export function topEigenpairs(
   matvec: (x: Float64Array, y: Float64Array) => void,
   n: number,
   nev: number,
   rng: Rng,
-  opts: {
-    deflate?: Float64Array[];
-    basis?: number;
-    tol?: number;
-    maxRestarts?: number;
-    signal?: AbortSignal;
-  } = {},
+  opts: EigenOptions = {},
+): { values: Float64Array; vectors: Float64Array[] } {
+  const base = opts.deflate ?? [];
+  const tol = opts.tol ?? 1e-6;
+  const first = krylovSchur(matvec, n, nev, rng, opts);
+  const values = Array.from(first.values);
+  const vectors = first.vectors;
+  for (let round = 0; round < nev && n - base.length - nev > 0; round++) {
+    const extra = krylovSchur(matvec, n, 1, rng, { ...opts, deflate: [...base, ...vectors] });
+    const theta = extra.values[0]!;
+    const smallest = values[nev - 1]!;
+    if (!(theta > smallest + tol * Math.max(1, Math.abs(smallest)))) break;
+    // Insert in order, dropping the smallest.
+    let at = nev - 1;
+    while (at > 0 && values[at - 1]! < theta) at--;
+    values.splice(at, 0, theta);
+    vectors.splice(at, 0, extra.vectors[0]!);
+    values.length = nev;
+    vectors.length = nev;
+  }
+  return { values: Float64Array.from(values), vectors };
+}
+
+/** One Krylov–Schur run: the `nev` largest Ritz pairs in the complement of `deflate`. */
+function krylovSchur(
+  matvec: (x: Float64Array, y: Float64Array) => void,
+  n: number,
+  nev: number,
+  rng: Rng,
+  opts: EigenOptions,
 ): { values: Float64Array; vectors: Float64Array[] } {
   const deflate = opts.deflate ?? [];
   const free = n - deflate.length;
