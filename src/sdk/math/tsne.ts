@@ -57,9 +57,10 @@ export interface KnnResult {
 }
 
 /**
- * Exact kNN by brute force over n×d row-major data with a bounded max-heap per row and partial
- * distance cut-off (a candidate is dropped as soon as its running sum exceeds the current k-th
- * distance).
+ * Exact kNN over n×d row-major data: a sweep along the first coordinate (points sorted by it,
+ * scanned outward from the query until the gap alone exceeds the current k-th distance) with a
+ * bounded max-heap per row and partial-distance cut-off. On PCA coordinates, whose first components
+ * carry most of the variance, both prunings discard most pairs; the result is exact either way.
  */
 export function exactKnn(
   x: ArrayLike<number>,
@@ -70,65 +71,96 @@ export function exactKnn(
   progress?: (f: number) => void,
 ): KnnResult {
   if (k >= n) throw new Error(`exactKnn: k = ${k} must be below n = ${n}`);
-  const data = Float64Array.from(x as ArrayLike<number>);
+  // Rows sorted by the first coordinate, copied in that order for locality.
+  const perm = Int32Array.from({ length: n }, (_, i) => i).sort(
+    (a, b) => (x[a * d] as number) - (x[b * d] as number),
+  );
+  const data = new Float64Array(n * d);
+  for (let s = 0; s < n; s++) {
+    const i = perm[s]!;
+    for (let t = 0; t < d; t++) data[s * d + t] = x[i * d + t] as number;
+  }
   const indices = new Int32Array(n * k);
   const distances2 = new Float64Array(n * k);
   const hd = new Float64Array(k);
   const hi = new Int32Array(k);
-  for (let i = 0; i < n; i++) {
-    if ((i & 255) === 0) {
+  for (let s = 0; s < n; s++) {
+    if ((s & 255) === 0) {
       signal?.throwIfAborted();
-      progress?.(i / n);
+      progress?.(s / n);
     }
-    const oi = i * d;
+    const os = s * d;
+    const x0 = data[os]!;
     let size = 0;
     let worst = Infinity;
-    for (let j = 0; j < n; j++) {
-      if (j === i) continue;
+    let left = s - 1;
+    let right = s + 1;
+    let leftOpen = left >= 0;
+    let rightOpen = right < n;
+    while (leftOpen || rightOpen) {
+      // Alternate sides, nearest gap first.
+      let j: number;
+      if (leftOpen && (!rightOpen || x0 - data[left * d]! <= data[right * d]! - x0)) {
+        j = left--;
+        const gap = x0 - data[j * d]!;
+        if (gap * gap >= worst) {
+          leftOpen = false;
+          continue;
+        }
+        if (left < 0) leftOpen = false;
+      } else {
+        j = right++;
+        const gap = data[j * d]! - x0;
+        if (gap * gap >= worst) {
+          rightOpen = false;
+          continue;
+        }
+        if (right >= n) rightOpen = false;
+      }
       const oj = j * d;
-      let s = 0;
+      let sum = 0;
       let t = 0;
       for (; t < d; t++) {
-        const diff = data[oi + t]! - data[oj + t]!;
-        s += diff * diff;
-        if (s >= worst) break;
+        const diff = data[os + t]! - data[oj + t]!;
+        sum += diff * diff;
+        if (sum >= worst) break;
       }
       if (t < d) continue;
       if (size < k) {
-        // sift up into the max-heap
         let c = size++;
         while (c > 0) {
           const p = (c - 1) >> 1;
-          if (hd[p]! >= s) break;
+          if (hd[p]! >= sum) break;
           hd[c] = hd[p]!;
           hi[c] = hi[p]!;
           c = p;
         }
-        hd[c] = s;
+        hd[c] = sum;
         hi[c] = j;
         if (size === k) worst = hd[0]!;
       } else {
-        // replace the root and sift down
         let c = 0;
         for (;;) {
           const l = 2 * c + 1;
           if (l >= k) break;
           const r = l + 1;
           const m = r < k && hd[r]! > hd[l]! ? r : l;
-          if (hd[m]! <= s) break;
+          if (hd[m]! <= sum) break;
           hd[c] = hd[m]!;
           hi[c] = hi[m]!;
           c = m;
         }
-        hd[c] = s;
+        hd[c] = sum;
         hi[c] = j;
         worst = hd[0]!;
       }
     }
-    // heap → sorted ascending
-    const order = Array.from({ length: k }, (_, r) => r).sort((a, b) => hd[a]! - hd[b]! || hi[a]! - hi[b]!);
+    const i = perm[s]!;
+    const order = Array.from({ length: k }, (_, r) => r).sort(
+      (a, b) => hd[a]! - hd[b]! || perm[hi[a]!]! - perm[hi[b]!]!,
+    );
     for (let r = 0; r < k; r++) {
-      indices[i * k + r] = hi[order[r]!]!;
+      indices[i * k + r] = perm[hi[order[r]!]!]!;
       distances2[i * k + r] = hd[order[r]!]!;
     }
   }
