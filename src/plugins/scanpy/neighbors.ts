@@ -86,7 +86,8 @@ function toFloat32Rows(x: Matrix, cols: number): Float32Array {
   } else {
     for (let j = 0; j < cols; j++) {
       const end = Number(x.indptr[j + 1]);
-      for (let e = Number(x.indptr[j]); e < end; e++) out[Number(x.indices[e]) * cols + j] = Number(x.data[e]);
+      for (let e = Number(x.indptr[j]); e < end; e++)
+        out[Number(x.indices[e]) * cols + j] = Number(x.data[e]);
     }
   }
   return out;
@@ -106,7 +107,11 @@ interface Representation {
 }
 
 /** scanpy's `_choose_representation`. */
-async function chooseRepresentation(t: Table, params: NeighborsParams, ctx: OpContext): Promise<Representation> {
+async function chooseRepresentation(
+  t: Table,
+  params: NeighborsParams,
+  ctx: OpContext,
+): Promise<Representation> {
   const nPcs = params.n_pcs ?? null;
   let useRep = params.use_rep ?? null;
   if (useRep === null && nPcs === 0) useRep = "X";
@@ -211,12 +216,15 @@ export async function neighbors(sd: SpatialData, params: NeighborsParams, ctx: O
   const n = nObs(t);
   if (n < 2) throw new Error("neighbors: need at least 2 cells");
   const method = params.method ?? "umap";
-  if (method !== "umap" && method !== "gauss") throw new Error(`neighbors: unknown method "${method as string}"`);
+  if (method !== "umap" && method !== "gauss")
+    throw new Error(`neighbors: unknown method "${method as string}"`);
   const metric: KnnMetric = params.metric ?? "euclidean";
   const useKnn = params.knn ?? true;
-  if (!useKnn && method !== "gauss") throw new Error(`neighbors: method "${method}" only works with knn=true`);
+  if (!useKnn && method !== "gauss")
+    throw new Error(`neighbors: method "${method}" only works with knn=true`);
   let k = params.n_neighbors ?? 15;
-  if (!Number.isInteger(k) || k < 2) throw new Error(`neighbors: n_neighbors must be an integer ≥ 2, got ${k}`);
+  if (!Number.isInteger(k) || k < 2)
+    throw new Error(`neighbors: n_neighbors must be an integer ≥ 2, got ${k}`);
   if (k > n) {
     k = 1 + Math.floor(0.5 * n);
     ctx.log(`neighbors: n_obs too small: adjusting to n_neighbors = ${k}`);
@@ -229,7 +237,9 @@ export async function neighbors(sd: SpatialData, params: NeighborsParams, ctx: O
   let connectivities: SparseMatrix | DenseArray;
   if (!useKnn) {
     if (n > DENSE_MAX_ROWS) {
-      throw new Error(`neighbors: knn=false builds dense n × n matrices; ${n} cells is over ${DENSE_MAX_ROWS}`);
+      throw new Error(
+        `neighbors: knn=false builds dense n × n matrices; ${n} cells is over ${DENSE_MAX_ROWS}`,
+      );
     }
     const sq = denseSqDistances(rep.data, n, rep.d, metric);
     const dist = allocArray("float64", n * n) as Float64Array;
@@ -246,7 +256,9 @@ export async function neighbors(sd: SpatialData, params: NeighborsParams, ctx: O
     ctx.progress(0.9, "connectivities");
     distances = distancesMatrix(g);
     connectivities =
-      method === "umap" ? fuzzySimplicialSet(g.indices, g.distances, n, k) : gaussKnn(g.indices, g.distances, n, k);
+      method === "umap"
+        ? fuzzySimplicialSet(g.indices, g.distances, n, k)
+        : gaussKnn(g.indices, g.distances, n, k);
   }
 
   const key = params.key_added ?? "neighbors";

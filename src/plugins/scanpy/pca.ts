@@ -14,6 +14,7 @@ import {
   type DataOperator,
   dataOperator,
   lanczosSvd,
+  preferGram,
   project,
   randomizedSvd,
   type TruncatedSvd,
@@ -126,7 +127,9 @@ function autoSolver(n: number, m: number, k: number): string {
 export async function runPca(t: Table, params: PcaParams, ctx: OpContext): Promise<PcaResult> {
   const slot = params.layer ? t.layers[params.layer] : t.X;
   if (!slot) {
-    throw new Error(params.layer ? `pca: no layer "${params.layer}" in the table` : "pca: the table has no X");
+    throw new Error(
+      params.layer ? `pca: no layer "${params.layer}" in the table` : "pca: the table has no X",
+    );
   }
   const x: Matrix = await loadMatrix(slot);
   if (x.shape.length !== 2) throw new Error("pca: X must be a 2-d matrix");
@@ -159,7 +162,13 @@ export async function runPca(t: Table, params: PcaParams, ctx: OpContext): Promi
     progress: (f: number) => ctx.progress(0.05 + 0.75 * f, "solving"),
   };
   let svd: TruncatedSvd;
-  if (solver === "randomized") svd = randomizedSvd(op, k, svdOpts);
+  const q = k < 0.1 * minDim ? 7 : 4;
+  if (solver === "randomized" && preferGram(op, op.nnz, (2 * q + 2) * (k + 10))) {
+    // One pass to form the Gram matrix costs less than the power iterations: its exact Lanczos
+    // answer comes cheaper than the approximation asked for.
+    ctx.log("pca: randomized: the covariance (Gram) path is cheaper here and exact; using it");
+    svd = lanczosSvd(op, k, svdOpts);
+  } else if (solver === "randomized") svd = randomizedSvd(op, k, { ...svdOpts, powerIterations: q });
   else if ((solver === "full" || solver === "covariance_eigh") && m <= 6000)
     svd = lanczosSvd(op, k, { ...svdOpts, exact: true });
   else svd = lanczosSvd(op, k, svdOpts);

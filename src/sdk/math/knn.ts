@@ -39,7 +39,7 @@ export interface KnnDescentOptions extends KnnOptions {
   readonly leafSize?: number;
   /** NN-descent rounds at most (default max(5, round(log2 n))). */
   readonly maxIterations?: number;
-  /** Candidates sampled per point and round (default max(k, 20)). */
+  /** Candidates sampled per point and round (default min(60, max(30, k))). */
   readonly maxCandidates?: number;
   /** Stop when a round makes fewer than delta·n·k updates (default 0.001). */
   readonly delta?: number;
@@ -124,7 +124,9 @@ function finishGraph(
   for (let p = 0; p < n; p++) {
     const base = p * h;
     for (let j = 0; j < h; j++) order[j] = j;
-    const sorted = Array.from(order).sort((a, b) => hd[base + a] - hd[base + b] || hi[base + a] - hi[base + b]);
+    const sorted = Array.from(order).sort(
+      (a, b) => hd[base + a] - hd[base + b] || hi[base + a] - hi[base + b],
+    );
     indices[p * k] = p;
     distances[p * k] = 0;
     for (let j = 0; j < h; j++) {
@@ -140,7 +142,13 @@ function finishGraph(
  * Exact kNN by brute force: every pair, rows in query blocks so a block's rows stay in cache while
  * all candidates stream past. O(n² d); use for n up to a few thousand.
  */
-export function knnExact(data: Float32Array, n: number, d: number, k: number, opts: KnnOptions = {}): KnnGraph {
+export function knnExact(
+  data: Float32Array,
+  n: number,
+  d: number,
+  k: number,
+  opts: KnnOptions = {},
+): KnnGraph {
   if (k < 1 || k > n) throw new Error(`knnExact: k must be in [1, ${n}], got ${k}`);
   const { x, l1, finish } = prepare(data, n, d, opts.metric ?? "euclidean");
   const h = k - 1;
@@ -306,7 +314,7 @@ export function knnDescent(
 
   // 2. NN-descent.
   const maxIter = opts.maxIterations ?? Math.max(5, Math.round(Math.log2(n)));
-  const maxCand = opts.maxCandidates ?? Math.max(k, 20);
+  const maxCand = opts.maxCandidates ?? Math.min(60, Math.max(30, k));
   const delta = opts.delta ?? 0.001;
   const newIdx = new Int32Array(n * maxCand);
   const newPri = new Float64Array(n * maxCand);
@@ -315,7 +323,14 @@ export function knnDescent(
   const oldPri = new Float64Array(n * maxCand);
   const oldCnt = new Int32Array(n);
   /** Add q to p's candidate list (bounded max-heap on a random priority: a uniform sample). */
-  const addCand = (idx: Int32Array, pri: Float64Array, cnt: Int32Array, p: number, q: number, r: number): void => {
+  const addCand = (
+    idx: Int32Array,
+    pri: Float64Array,
+    cnt: Int32Array,
+    p: number,
+    q: number,
+    r: number,
+  ): void => {
     const base = p * maxCand;
     const c = cnt[p];
     for (let j = 0; j < c; j++) if (idx[base + j] === q) return;

@@ -204,7 +204,11 @@ export function tridiagEigen(
 }
 
 /** Sort eigenpairs (values d, vectors as columns of z, n × n) by descending value. */
-function sortEigen(d: Float64Array, z: Float64Array, n: number): { values: Float64Array; vectors: Float64Array } {
+function sortEigen(
+  d: Float64Array,
+  z: Float64Array,
+  n: number,
+): { values: Float64Array; vectors: Float64Array } {
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => d[b] - d[a]);
   const values = new Float64Array(n);
   const vectors = new Float64Array(n * n);

@@ -26,7 +26,8 @@ type Values = ArrayLike<number>;
 
 function valuesOf(m: Matrix): Values {
   const d = m.data;
-  if (d instanceof BigInt64Array || d instanceof BigUint64Array) return Float64Array.from(d, (x) => Number(x));
+  if (d instanceof BigInt64Array || d instanceof BigUint64Array)
+    return Float64Array.from(d, (x) => Number(x));
   return d as Values;
 }
 
@@ -273,16 +274,7 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
           const rx = (i0 + r) * cols;
           for (let c = 0; c < m; c++) panel[c * B + r] = vals[rx + kept[c]];
         }
-        for (let a = 0; a < m; a++) {
-          const pa = a * B;
-          const ro = a * m;
-          for (let b = a; b < m; b++) {
-            const pb = b * B;
-            let s = 0;
-            for (let r = 0; r < rows; r++) s += panel[pa + r] * panel[pb + r];
-            g[ro + b] += s;
-          }
-        }
+        gramPanel(panel, B, rows, m, g);
       }
     }
     // Centre (XᵀX − n μμᵀ) and mirror the upper triangle.
@@ -307,6 +299,96 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
     mulT,
     gram,
   };
+}
+
+/**
+ * g[a, b] += Σ_r panel[a, r] · panel[b, r] for b ≥ a (panel m × B row-major, first `rows` used), in
+ * 4 × 4 tiles so that each loaded value feeds four products (a plain dot loop is load-bound in JS).
+ */
+function gramPanel(panel: Float64Array, B: number, rows: number, m: number, g: Float64Array): void {
+  const m4 = m - (m % 4);
+  for (let a = 0; a < m4; a += 4) {
+    const p0 = a * B;
+    const p1 = p0 + B;
+    const p2 = p1 + B;
+    const p3 = p2 + B;
+    for (let b = a; b < m4; b += 4) {
+      const q0 = b * B;
+      const q1 = q0 + B;
+      const q2 = q1 + B;
+      const q3 = q2 + B;
+      let s00 = 0,
+        s01 = 0,
+        s02 = 0,
+        s03 = 0,
+        s10 = 0,
+        s11 = 0,
+        s12 = 0,
+        s13 = 0;
+      let s20 = 0,
+        s21 = 0,
+        s22 = 0,
+        s23 = 0,
+        s30 = 0,
+        s31 = 0,
+        s32 = 0,
+        s33 = 0;
+      for (let r = 0; r < rows; r++) {
+        const x0 = panel[p0 + r];
+        const x1 = panel[p1 + r];
+        const x2 = panel[p2 + r];
+        const x3 = panel[p3 + r];
+        const y0 = panel[q0 + r];
+        const y1 = panel[q1 + r];
+        const y2 = panel[q2 + r];
+        const y3 = panel[q3 + r];
+        s00 += x0 * y0;
+        s01 += x0 * y1;
+        s02 += x0 * y2;
+        s03 += x0 * y3;
+        s10 += x1 * y0;
+        s11 += x1 * y1;
+        s12 += x1 * y2;
+        s13 += x1 * y3;
+        s20 += x2 * y0;
+        s21 += x2 * y1;
+        s22 += x2 * y2;
+        s23 += x2 * y3;
+        s30 += x3 * y0;
+        s31 += x3 * y1;
+        s32 += x3 * y2;
+        s33 += x3 * y3;
+      }
+      // Lower-triangle entries of diagonal tiles are written too; the caller mirrors the upper one.
+      const r0 = a * m + b;
+      g[r0] += s00;
+      g[r0 + 1] += s01;
+      g[r0 + 2] += s02;
+      g[r0 + 3] += s03;
+      g[r0 + m] += s10;
+      g[r0 + m + 1] += s11;
+      g[r0 + m + 2] += s12;
+      g[r0 + m + 3] += s13;
+      g[r0 + 2 * m] += s20;
+      g[r0 + 2 * m + 1] += s21;
+      g[r0 + 2 * m + 2] += s22;
+      g[r0 + 2 * m + 3] += s23;
+      g[r0 + 3 * m] += s30;
+      g[r0 + 3 * m + 1] += s31;
+      g[r0 + 3 * m + 2] += s32;
+      g[r0 + 3 * m + 3] += s33;
+    }
+  }
+  // Remainder rows/columns (m not a multiple of 4): plain dots, upper triangle.
+  for (let a = 0; a < m; a++) {
+    const pa = a * B;
+    for (let b = Math.max(a, m4); b < m; b++) {
+      const pb = b * B;
+      let s = 0;
+      for (let r = 0; r < rows; r++) s += panel[pa + r] * panel[pb + r];
+      g[a * m + b] += s;
+    }
+  }
 }
 
 /** A truncated SVD of the operator: X_c ≈ U diag(s) Vᵀ, with only V and s kept. */
@@ -464,10 +546,16 @@ function ritzVectors(
   return { values: eig.values.slice(0, k), vectors };
 }
 
-/** Whether forming the m × m Gram matrix is cheaper than ~`steps` Lanczos matvecs on X (and fits). */
-function preferGram(op: DataOperator, nnz: number, steps: number): boolean {
-  // Dense data: the blocked Gram costs n·m²/2 flops against 2·n·m per Lanczos step.
+/**
+ * Whether forming the m × m Gram matrix (one pass over X) is cheaper than ~`steps` applications of
+ * X and Xᵀ (and the matrix fits: m ≤ 6000). For sparse data with m up to a few thousand it nearly
+ * always is, which makes the exact Lanczos path cheaper than randomized power iterations too.
+ */
+export function preferGram(op: DataOperator, nnz: number, steps: number): boolean {
   if (op.m > 6000) return false;
+  // Dense data: the tiled Gram (n·m²/2 flops at ~4 flops per load) beats ≥ 2·n·m per Lanczos step
+  // once the spectrum is flat enough to need a few hundred steps, which scaled data often does.
+  if (nnz === op.n * op.m) return op.m <= 4096;
   const perRow = nnz / Math.max(1, op.n);
   const gramCost = op.n * perRow * perRow * 0.5 + op.m * op.m * steps;
   const implicitCost = steps * 2 * nnz;
@@ -503,7 +591,7 @@ export function lanczosSvd(
       op.mulT(tmp, 1, out);
     };
   }
-  const eig = lanczosEigsh(matvec, m, k, { ...opts, tol: opts.exact ? 1e-14 : (opts.tol ?? 1e-10) });
+  const eig = lanczosEigsh(matvec, m, k, { ...opts, tol: opts.exact ? 1e-13 : (opts.tol ?? 1e-9) });
   const s = new Float64Array(k);
   for (let c = 0; c < k; c++) s[c] = Math.sqrt(Math.max(0, eig.values[c]));
   flipSigns(eig.vectors, m, k);
@@ -519,27 +607,28 @@ export interface RandomizedSvdOptions extends SvdOptions {
 }
 
 /**
- * Truncated SVD by the randomized range finder (Halko et al. 2011, algorithm 4.4): Y = X_c Ω with Ω
- * Gaussian (m × l), q power iterations with Householder re-orthonormalisation, then the exact SVD
- * of the small projected matrix (via QR of Bᵀ and one-sided Jacobi).
+ * Truncated SVD by the randomized range finder (Halko et al. 2011, algorithms 4.4/5.1): q power
+ * (subspace) iterations from a Gaussian m × l start, Householder re-orthonormalisation, then the exact
+ * SVD of the small projected matrix B = QᵀX_c (via QR of Bᵀ and one-sided Jacobi).
  */
 export function randomizedSvd(op: DataOperator, k: number, opts: RandomizedSvdOptions): TruncatedSvd {
   const { n, m } = op;
   const l = Math.min(m, n, k + (opts.oversamples ?? 10));
   const q = opts.powerIterations ?? (k < 0.1 * Math.min(n, m) ? 7 : 4);
-  const omega = new Float64Array(m * l);
-  for (let i = 0; i < omega.length; i++) omega[i] = opts.rng.normal();
-  let y: Float64Array = op.mul(omega, l); // n × l
-  qrThin(y, n, l);
+  // Subspace iteration on X_cᵀX_c, re-orthonormalised on the short (m) side only: the n × l products
+  // in between have condition ≤ σ1/σl, harmless in float64, and n-side QRs would dominate the cost.
   let z: Float64Array = new Float64Array(m * l);
+  for (let i = 0; i < z.length; i++) z[i] = opts.rng.normal();
+  let y: Float64Array = new Float64Array(n * l);
   for (let it = 0; it < q; it++) {
     opts.signal?.throwIfAborted();
+    y = op.mul(z, l, y);
     z = op.mulT(y, l, z);
     qrThin(z, m, l);
-    y = op.mul(z, l, y);
-    qrThin(y, n, l);
     opts.progress?.((it + 1) / (q + 1));
   }
+  y = op.mul(z, l, y);
+  qrThin(y, n, l);
   // Bᵀ = X_cᵀ Q (m × l); Bᵀ = Q2 R; R = Ur S Vrᵀ ⇒ B = Vr S (Q2 Ur)ᵀ, right singular vectors Q2 Ur.
   const bt = op.mulT(y, l);
   const r = qrThin(bt, m, l);
