@@ -250,7 +250,7 @@ export interface TsneParams {
  * scikit-learn backend computes it: exact 3·perplexity-nearest-neighbour affinities, PCA initialisation,
  * 250 exaggerated iterations then up to 1000 in all. Writes `obsm/X_tsne` and `uns/tsne/params`.
  *
- * Cost: an exact kNN (O(n²·d), with partial-distance pruning) plus O(n log n) per iteration; about 40 s
+ * Cost: an exact kNN (O(n²·d), with pruning) plus O(n log n) per iteration; about 27 s of CPU
  * at 10k cells on one core. Partially supported above ~50k cells: it runs, but takes several minutes.
  */
 export async function tsne(sd: SpatialData, params: TsneParams, ctx: OpContext): Promise<Change> {
