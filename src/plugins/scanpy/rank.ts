@@ -403,7 +403,13 @@ class CsrKeyBlocks {
 
   /** Load the block of columns holding column `j` (blocks are visited in increasing order). */
   load(j: number): void {
-    const { x, colSlot, cellSel, bits, cursor, counts, start } = this;
+    const x = this.x;
+    const colSlot = this.colSlot;
+    const cellSel = this.cellSel;
+    const bits = this.bits;
+    const cursor = this.cursor;
+    const counts = this.counts;
+    const start = this.start;
     const width = x.shape[1];
     this.lo = this.hi;
     while (this.lo + this.blockCols <= j) this.lo += this.blockCols; // skip blocks with no tested gene

@@ -17,6 +17,7 @@ import { makeTable, type Table } from "../../../src/sdk/data/table.js";
 import { isUnsDict, unsGet } from "../../../src/sdk/data/uns.js";
 import { readH5ad } from "../../../src/sdk/io/anndata/read-h5ad.js";
 import { Rng } from "../../../src/sdk/math/rng.js";
+import { switchCompression } from "../../../src/sdk/math/sparse.js";
 import { rankAverage, tieCorrection, welchTTest } from "../../../src/sdk/math/stats.js";
 import { reference } from "../../fixtures.js";
 import { readNpy } from "../../helpers/npy.js";
@@ -554,6 +555,29 @@ describe("rank_genes_groups against a dense brute force", () => {
         Math.min(1, (columnValue(mp.columns.a!, r) as number) * 5),
         15,
       );
+    }
+  });
+
+  it("every matrix layout ranks the same: CSR float32 (sorted and unsorted), CSC, float64", async () => {
+    const X = t.X as SparseMatrix;
+    const variants: SparseMatrix[] = [
+      switchCompression(X),
+      { ...X, dtype: "float64", data: Float64Array.from(X.data as Float32Array) },
+    ];
+    // Unsorted CSR: reverse the column order within each row.
+    const data = Float32Array.from(X.data as Float32Array);
+    const indices = Int32Array.from(X.indices);
+    for (let i = 0; i < 60; i++) {
+      data.subarray(X.indptr[i]!, X.indptr[i + 1]!).reverse();
+      indices.subarray(X.indptr[i]!, X.indptr[i + 1]!).reverse();
+    }
+    variants.push({ ...X, data, indices });
+    const prm = { groupby: "grp", method: "wilcoxon" as const, tie_correct: true };
+    const base = applyChange(small, await rank_genes_groups(small, prm, makeCtx())).sdata;
+    for (const v of variants) {
+      const sdv = makeSpatialData({ tables: { table: makeTable({ ...t, X: v }) } });
+      const out = applyChange(sdv, await rank_genes_groups(sdv, prm, makeCtx())).sdata;
+      for (const g of groupNames) expect(scoresByGene(out, g)).toEqual(scoresByGene(base, g));
     }
   });
 
