@@ -177,6 +177,8 @@ function gather<T extends TypedArray>(src: T, pos: Int32Array, width = 1): T {
 
 /** Rows (`axis` 0) or columns (`axis` 1) of a matrix whose mask byte is 1. */
 export function subsetMatrix(m: Matrix, mask: Uint8Array, axis: 0 | 1): Matrix {
+  // Nothing dropped: share the input (values are immutable).
+  if (mask.every((b) => b === 1)) return m;
   if (m.kind === "dense") {
     const [rows, cols] = m.shape as [number, number];
     if (axis === 0) {

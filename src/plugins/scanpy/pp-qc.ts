@@ -33,6 +33,54 @@ function selectLargest(a: Float64Array, lo: number, hi: number, k: number): void
   }
 }
 
+const COUNT_MAX = 4096;
+const histogram = new Int32Array(COUNT_MAX + 1);
+
+/**
+ * Sums of the top-n values of a row of small non-negative integers (raw counts), by counting: one
+ * pass over the row and one over the value range. Returns false (and leaves `sums` alone) when the
+ * row holds other values, for the selection path to handle.
+ */
+function countTop(
+  data: ArrayLike<number>,
+  a: number,
+  len: number,
+  total: number,
+  ns: readonly number[],
+  sums: Float64Array,
+): boolean {
+  let max = 0;
+  for (let k = 0; k < len; k++) {
+    const v = data[a + k]!;
+    if (!(v >= 0 && v <= COUNT_MAX) || v !== Math.floor(v)) return false;
+    if (v > max) max = v;
+  }
+  for (let k = 0; k < len; k++) histogram[data[a + k]!]!++;
+  // Walk down from the largest value, closing each n as the running count passes it.
+  let q = 0;
+  let taken = 0;
+  let sum = 0;
+  for (let v = max; v > 0 && q < ns.length; v--) {
+    let c = histogram[v]!;
+    while (c > 0 && q < ns.length) {
+      const need = ns[q]! - taken;
+      if (c >= need) {
+        sum += need * v;
+        taken += need;
+        c -= need;
+        sums[q++] = sum;
+      } else {
+        sum += c * v;
+        taken += c;
+        c = 0;
+      }
+    }
+  }
+  for (; q < ns.length; q++) sums[q] = total;
+  for (let v = 0; v <= max; v++) histogram[v] = 0;
+  return true;
+}
+
 /**
  * For each row of a CSR matrix and each n of `ns` (ascending, ≥ 1), the fraction of the row's total
  * in its n largest values. Returns one Float64Array per n (NaN where a row sums to zero).
@@ -61,6 +109,10 @@ export function topSegmentProportions(
       total += v;
     }
     // Largest n first: after selecting the n largest into the prefix, smaller n select inside it.
+    if (countTop(data, a, len, total, ns, sums)) {
+      for (let q = 0; q < ns.length; q++) out[q]![i] = sums[q]! / total;
+      continue;
+    }
     let hi = len;
     for (let q = ns.length - 1; q >= 0; q--) {
       const n = ns[q]!;

@@ -755,6 +755,8 @@ export async function scale(sd: SpatialData, params: ScaleParams, ctx: OpContext
   }
   ctx.progress(0.3);
   ctx.signal.throwIfAborted();
+  const hi = maxValue ?? Number.POSITIVE_INFINITY;
+  const lo = maxValue !== null && zeroCenter ? -maxValue : Number.NEGATIVE_INFINITY;
   const clip = (v: number) => {
     if (maxValue === null) return v;
     if (v > maxValue) return maxValue;
@@ -789,9 +791,19 @@ export async function scale(sd: SpatialData, params: ScaleParams, ctx: OpContext
           for (let j = 0; j < m; j++) data[base + j] = src[base + j]!;
           continue;
         }
-        for (let j = 0; j < m; j++) {
-          const centred = zeroCenter ? round(src[base + j]! - mean[j]!) : src[base + j]!;
-          data[base + j] = clip(round(centred / std[j]!));
+        // Hot loop without closures: centre, divide (rounded as numpy rounds float32), clip.
+        if (dtype === "float32") {
+          for (let j = 0; j < m; j++) {
+            const c = zeroCenter ? Math.fround(src[base + j]! - mean[j]!) : src[base + j]!;
+            const v = Math.fround(c / std[j]!);
+            data[base + j] = v > hi ? hi : v < lo ? lo : v;
+          }
+        } else {
+          for (let j = 0; j < m; j++) {
+            const c = zeroCenter ? src[base + j]! - mean[j]! : src[base + j]!;
+            const v = c / std[j]!;
+            data[base + j] = v > hi ? hi : v < lo ? lo : v;
+          }
         }
       }
     } else {

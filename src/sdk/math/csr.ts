@@ -5,8 +5,17 @@
  * Index arrays a result does not change (indices and indptr of a row scaling) are shared with the
  * input rather than copied: values are immutable, so sharing is safe and halves the memory.
  */
-import { allocArray, type DType, type SparseMatrix, type TypedArray } from "../data/arrays.js";
+import {
+  allocArray,
+  type DType,
+  type IndexArray,
+  type SparseMatrix,
+  type TypedArray,
+} from "../data/arrays.js";
 import { allocIndex } from "./sparse.js";
+
+const CACHE_BITS = 12;
+const CACHE_MASK = (1 << CACHE_BITS) - 1;
 
 /** A typed array whose elements read as JS numbers (every numeric dtype except int64/uint64). */
 export type NumberArray = Exclude<TypedArray, BigInt64Array | BigUint64Array>;
@@ -155,15 +164,58 @@ export function csrColumnMeanVar(m: SparseMatrix, opts: ColumnMeanVarOptions = {
   const tf = opts.transform;
   const n = rowsOf(m);
   let used = 0;
+  if (tf && data instanceof Float32Array) {
+    // Transformed float32 values through a bit-keyed cache (see mapFloat32Cached): v and v² at once.
+    const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+    const keys = new Uint32Array(CACHE_MASK + 1);
+    const v0 = tf(0);
+    const vals = new Float64Array(CACHE_MASK + 1).fill(v0);
+    const sqs = new Float64Array(CACHE_MASK + 1).fill(f32 ? Math.fround(v0 * v0) : v0 * v0);
+    for (let i = 0; i < n; i++) {
+      if (mask && !mask[i]) continue;
+      used++;
+      const end = indptr[i + 1]!;
+      for (let k = indptr[i]!; k < end; k++) {
+        const b = bits[k]!;
+        const h = (b ^ (b >>> CACHE_BITS) ^ (b >>> 24)) & CACHE_MASK;
+        if (keys[h] !== b) {
+          const v = tf(data[k]!);
+          keys[h] = b;
+          vals[h] = v;
+          sqs[h] = f32 ? Math.fround(v * v) : v * v;
+        }
+        const j = indices[k]!;
+        sums[j]! += vals[h];
+        sq[j]! += sqs[h];
+      }
+    }
+    return finishMeanVar(sums, sq, used, opts.ddof ?? 0);
+  }
   for (let i = 0; i < n; i++) {
     if (mask && !mask[i]) continue;
     used++;
     const end = indptr[i + 1]!;
-    for (let k = indptr[i]!; k < end; k++) {
-      const v = tf ? tf(data[k]!) : data[k]!;
-      const j = indices[k]!;
-      sums[j]! += v;
-      sq[j]! += f32 ? Math.fround(v * v) : v * v;
+    if (tf) {
+      for (let k = indptr[i]!; k < end; k++) {
+        const v = tf(data[k]!);
+        const j = indices[k]!;
+        sums[j]! += v;
+        sq[j]! += f32 ? Math.fround(v * v) : v * v;
+      }
+    } else if (f32) {
+      for (let k = indptr[i]!; k < end; k++) {
+        const v = data[k]!;
+        const j = indices[k]!;
+        sums[j]! += v;
+        sq[j]! += Math.fround(v * v);
+      }
+    } else {
+      for (let k = indptr[i]!; k < end; k++) {
+        const v = data[k]!;
+        const j = indices[k]!;
+        sums[j]! += v;
+        sq[j]! += v * v;
+      }
     }
   }
   return finishMeanVar(sums, sq, used, opts.ddof ?? 0);
@@ -252,6 +304,37 @@ export function csrScaleRows(
 }
 
 /**
+ * `out[k] = f(src[k])` over float32 input, with a small direct-mapped cache keyed by each value's
+ * bits: normalised counts repeat (every count of 1 in a cell maps to the same value), so most
+ * elements skip the transcendental call. `f` must be a pure function of the value.
+ */
+export function mapFloat32Cached(
+  src: Float32Array,
+  out: Float32Array | Float64Array,
+  f: (v: number) => number,
+  signal?: AbortSignal,
+): void {
+  const bits = new Uint32Array(src.buffer, src.byteOffset, src.length);
+  const keys = new Uint32Array(CACHE_MASK + 1);
+  const vals = new Float64Array(CACHE_MASK + 1);
+  // Key 0 is +0.0: seed it so an empty slot never matches another value wrongly.
+  for (let h = 0; h <= CACHE_MASK; h++) vals[h] = f(0);
+  const n = src.length;
+  for (let k = 0; k < n; k++) {
+    if (signal && (k & 0xfffff) === 0) signal.throwIfAborted();
+    const b = bits[k]!;
+    const h = (b ^ (b >>> CACHE_BITS) ^ (b >>> 24)) & CACHE_MASK;
+    if (keys[h] === b) out[k] = vals[h]!;
+    else {
+      const v = f(src[k]!);
+      keys[h] = b;
+      vals[h] = v;
+      out[k] = v;
+    }
+  }
+}
+
+/**
  * A new sparse matrix (same layout as `m`, CSR or CSC) with `f` applied to every stored value.
  * `f(0)` should be 0 so that the implicit zeros stay right. Indices and indptr are shared.
  */
@@ -264,9 +347,12 @@ export function mapStored(
   const src = numberData(m.data);
   const nnz = src.length;
   const out = allocArray(dtype, nnz) as Float32Array | Float64Array;
-  for (let k = 0; k < nnz; k++) {
-    if (signal && (k & 0xfffff) === 0) signal.throwIfAborted();
-    out[k] = f(src[k]!);
+  if (src instanceof Float32Array) mapFloat32Cached(src, out, f, signal);
+  else {
+    for (let k = 0; k < nnz; k++) {
+      if (signal && (k & 0xfffff) === 0) signal.throwIfAborted();
+      out[k] = f(src[k]!);
+    }
   }
   return { kind: m.kind, dtype, shape: m.shape, data: out, indices: m.indices, indptr: m.indptr };
 }
@@ -278,7 +364,7 @@ export function countMask(mask: Uint8Array): number {
   return c;
 }
 
-/** Copy `src` values at `from..to` into `dst` at `at` (typed-array `set` on a subarray; bigint-safe). */
+/** Copy `src[from..to)` into `dst` at `at` (typed-array `set` on a subarray; bigint-safe). */
 function copyRange(dst: TypedArray, at: number, src: TypedArray, from: number, to: number): void {
   (dst as unknown as { set(a: ArrayLike<unknown>, o: number): void }).set(
     src.subarray(from, to) as unknown as ArrayLike<unknown>,
@@ -286,11 +372,21 @@ function copyRange(dst: TypedArray, at: number, src: TypedArray, from: number, t
   );
 }
 
-/** The rows of a CSR matrix whose mask byte is 1, in order (a new matrix). */
+/** Whether every mask byte is 1. */
+function allKept(mask: Uint8Array): boolean {
+  for (let i = 0; i < mask.length; i++) if (!mask[i]) return false;
+  return true;
+}
+
+/**
+ * The rows of a CSR matrix whose mask byte is 1, in order. Runs of consecutive kept rows are copied
+ * with one block copy each. When every row is kept the input itself is returned (values are immutable).
+ */
 export function csrSubsetRows(m: SparseMatrix, keep: Uint8Array): SparseMatrix {
   assertCsr(m, "csrSubsetRows");
   const n = rowsOf(m);
   if (keep.length !== n) throw new Error(`csrSubsetRows: mask of ${keep.length} for ${n} rows`);
+  if (allKept(keep)) return m;
   const { indptr } = m;
   let nnz = 0;
   let rows = 0;
@@ -304,14 +400,22 @@ export function csrSubsetRows(m: SparseMatrix, keep: Uint8Array): SparseMatrix {
   const outData = allocArray(m.dtype, nnz);
   let r = 0;
   let at = 0;
-  for (let i = 0; i < n; i++) {
-    if (!keep[i]) continue;
-    const a = indptr[i]!;
-    const b = indptr[i + 1]!;
+  let i = 0;
+  while (i < n) {
+    if (!keep[i]) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < n && keep[i]) {
+      outPtr[++r] = at + indptr[i + 1]! - indptr[start]!;
+      i++;
+    }
+    const a = indptr[start]!;
+    const b = indptr[i]!;
     copyRange(outIdx, at, m.indices, a, b);
     copyRange(outData, at, m.data, a, b);
     at += b - a;
-    outPtr[++r] = at;
   }
   return {
     kind: "csr",
@@ -328,6 +432,7 @@ export function csrSubsetColumns(m: SparseMatrix, keep: Uint8Array): SparseMatri
   assertCsr(m, "csrSubsetColumns");
   const cols = m.shape[1];
   if (keep.length !== cols) throw new Error(`csrSubsetColumns: mask of ${keep.length} for ${cols} columns`);
+  if (allKept(keep)) return m;
   const remap = new Int32Array(cols).fill(-1);
   let kept = 0;
   for (let j = 0; j < cols; j++) if (keep[j]) remap[j] = kept++;
@@ -339,8 +444,41 @@ export function csrSubsetColumns(m: SparseMatrix, keep: Uint8Array): SparseMatri
   const outPtr = allocIndex(n + 1, nnz);
   const outIdx = allocIndex(nnz, kept);
   const outData = allocArray(m.dtype, nnz);
-  const src = m.data as unknown as { [i: number]: number | bigint };
-  const dst = outData as unknown as { [i: number]: number | bigint };
+  if (m.data instanceof BigInt64Array || m.data instanceof BigUint64Array) {
+    const src = m.data as unknown as { [i: number]: bigint };
+    const dst = outData as unknown as { [i: number]: bigint };
+    gatherColumns(indptr, indices, remap, n, outIdx, outPtr, (to, from) => {
+      dst[to] = src[from]!;
+    });
+  } else {
+    const src = m.data as NumberArray;
+    const dst = outData as NumberArray;
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      const end = indptr[i + 1]!;
+      for (let k = indptr[i]!; k < end; k++) {
+        const j = remap[indices[k]!]!;
+        if (j < 0) continue;
+        outIdx[at] = j;
+        dst[at] = src[k]!;
+        at++;
+      }
+      outPtr[i + 1] = at;
+    }
+  }
+  return { kind: "csr", dtype: m.dtype, shape: [n, kept], data: outData, indices: outIdx, indptr: outPtr };
+}
+
+/** The generic (bigint) path of `csrSubsetColumns`: indices and indptr here, values through `move`. */
+function gatherColumns(
+  indptr: IndexArray,
+  indices: IndexArray,
+  remap: Int32Array,
+  n: number,
+  outIdx: IndexArray,
+  outPtr: IndexArray,
+  move: (to: number, from: number) => void,
+): void {
   let at = 0;
   for (let i = 0; i < n; i++) {
     const end = indptr[i + 1]!;
@@ -348,10 +486,9 @@ export function csrSubsetColumns(m: SparseMatrix, keep: Uint8Array): SparseMatri
       const j = remap[indices[k]!]!;
       if (j < 0) continue;
       outIdx[at] = j;
-      dst[at] = src[k]!;
+      move(at, k);
       at++;
     }
     outPtr[i + 1] = at;
   }
-  return { kind: "csr", dtype: m.dtype, shape: [n, kept], data: outData, indices: outIdx, indptr: outPtr };
 }
