@@ -21,7 +21,7 @@ import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import { type AxisArray, makeTable, type RawTable, type Table } from "../../sdk/data/table.js";
 import { isUnsDict, type UnsDict, type UnsValue, unsDict } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
-import { knn, knnDescent, knnExact } from "../../sdk/math/knn.js";
+import { knn, knnExact } from "../../sdk/math/knn.js";
 import {
   categoricalResidualsInto,
   constantColumns,
@@ -992,8 +992,8 @@ export interface ScrubletParams {
    */
   n_prin_comps?: number;
   /**
-   * Approximate (NN-descent) neighbours; null chooses exact search up to 20,000 points (observed +
-   * simulated) and NN-descent above.
+   * Approximate neighbours (a random-projection forest searched exactly within its leaves; Euclidean
+   * only); null chooses exact search up to 20,000 points (observed + simulated) and the forest above.
    */
   use_approx_neighbors?: boolean | null;
   /**
@@ -1028,9 +1028,127 @@ export interface ScrubletParams {
 
 /**
  * Points (observed + simulated) up to which the automatic choice searches neighbours exactly: with
- * Scrublet's large k (≈ 1.5·√n_obs · 3) brute force beats NN-descent well past the generic cut-off.
+ * Scrublet's large k (≈ 1.5·√n_obs) brute force beats NN-descent well past the generic cut-off;
+ * above it a random-projection forest (`rpForestKnn`) is used.
  */
 const SCRUBLET_EXACT_MAX_ROWS = 20000;
+
+/** Reorder the first `c` (dist, id) pairs so that the `keep` smallest distances come first (Hoare quickselect). */
+function selectSmallest(dist: Float64Array, ids: Int32Array, c: number, keep: number): void {
+  let lo = 0;
+  let hi = c - 1;
+  while (hi > lo) {
+    const pivot = dist[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (dist[i]! < pivot) i++;
+      while (dist[j]! > pivot) j--;
+      if (i <= j) {
+        const td = dist[i]!;
+        dist[i] = dist[j]!;
+        dist[j] = td;
+        const ti = ids[i]!;
+        ids[i] = ids[j]!;
+        ids[j] = ti;
+        i++;
+        j--;
+      }
+    }
+    if (keep - 1 <= j) hi = j;
+    else if (keep - 1 >= i) lo = i;
+    else return;
+  }
+}
+
+/**
+ * Approximate kNN for Scrublet's large k: a forest of random-projection trees whose leaves hold
+ * k–2k points; each point's neighbours are the k nearest among the union of its leaves (exact
+ * distances). Cost O(n · trees · leaf · d), independent of k² (NN-descent's cost grows with k², and
+ * Scrublet's k is ≈ 4.5·√n_obs). Self comes first, as in `KnnGraph`.
+ */
+function rpForestKnn(
+  x: Float32Array,
+  n: number,
+  d: number,
+  k: number,
+  rng: Rng,
+  signal: AbortSignal,
+  progress: (f: number) => void,
+  nTrees = 5,
+): { k: number; indices: Int32Array } {
+  const leafMax = Math.max(2 * k, 64);
+  const leaves: Int32Array[] = [];
+  const leafOf = new Int32Array(n * nTrees);
+  const proj = new Float64Array(n);
+  for (let tree = 0; tree < nTrees; tree++) {
+    signal.throwIfAborted();
+    const order = Int32Array.from({ length: n }, (_, i) => i);
+    const stack: [number, number][] = [[0, n]];
+    while (stack.length) {
+      const [lo, hi] = stack.pop()!;
+      const size = hi - lo;
+      if (size <= leafMax) {
+        const id = leaves.length;
+        const members = order.slice(lo, hi);
+        leaves.push(members);
+        for (const p of members) leafOf[p * nTrees + tree] = id;
+        continue;
+      }
+      // Hyperplane between two random points; split at the median projection (balanced leaves).
+      const a = order[lo + rng.int(size)]!;
+      let b = order[lo + rng.int(size)]!;
+      if (b === a) b = order[order[lo] === a ? lo + 1 : lo]!;
+      for (let i = lo; i < hi; i++) {
+        const p = order[i]!;
+        let s = 0;
+        for (let t = 0; t < d; t++) s += x[p * d + t]! * (x[a * d + t]! - x[b * d + t]!);
+        proj[p] = s;
+      }
+      const seg = Array.from(order.subarray(lo, hi)).sort((u, v) => proj[u]! - proj[v]!);
+      order.set(seg, lo);
+      const mid = lo + (size >> 1);
+      stack.push([lo, mid], [mid, hi]);
+    }
+    progress((0.3 * (tree + 1)) / nTrees);
+  }
+  const indices = new Int32Array(n * k);
+  const stamp = new Int32Array(n).fill(-1);
+  const cap = nTrees * leafMax;
+  const dist = new Float64Array(cap);
+  const ids = new Int32Array(cap);
+  for (let p = 0; p < n; p++) {
+    if ((p & 1023) === 0) {
+      signal.throwIfAborted();
+      progress(0.3 + (0.7 * p) / n);
+    }
+    stamp[p] = p;
+    let c = 0;
+    const po = p * d;
+    for (let tree = 0; tree < nTrees; tree++) {
+      const leaf = leaves[leafOf[p * nTrees + tree]!]!;
+      for (let li = 0; li < leaf.length; li++) {
+        const q = leaf[li]!;
+        if (stamp[q] === p) continue;
+        stamp[q] = p;
+        const qo = q * d;
+        let s = 0;
+        for (let t = 0; t < d; t++) {
+          const u = x[po + t]! - x[qo + t]!;
+          s += u * u;
+        }
+        ids[c] = q;
+        dist[c++] = s;
+      }
+    }
+    // The k − 1 nearest candidates (any order): quickselect on (distance, id) pairs.
+    const keep = Math.min(k - 1, c);
+    if (keep < c) selectSmallest(dist, ids, c, keep);
+    indices[p * k] = p;
+    for (let j = 0; j < k - 1; j++) indices[p * k + 1 + j] = j < keep ? ids[j]! : p;
+  }
+  return { k, indices };
+}
 
 /** Python's `round` (half to even). */
 function pyRound(x: number): number {
@@ -1433,12 +1551,15 @@ function runScrublet(
     signal: ctx.signal,
     progress: (f: number) => report(0.5 + 0.4 * f, "neighbours"),
   };
-  const graph =
-    params.use_approx_neighbors === true
-      ? knnDescent(manifold, nAll, nComps, kAdj, knnOpts)
-      : params.use_approx_neighbors === false
-        ? knnExact(manifold, nAll, nComps, kAdj, knnOpts)
-        : knn(manifold, nAll, nComps, kAdj, { ...knnOpts, exactMaxRows: SCRUBLET_EXACT_MAX_ROWS });
+  const forest =
+    params.knn_dist_metric === "euclidean" &&
+    (params.use_approx_neighbors === true ||
+      (params.use_approx_neighbors == null && nAll > SCRUBLET_EXACT_MAX_ROWS));
+  const graph = forest
+    ? rpForestKnn(manifold, nAll, nComps, kAdj, knnOpts.rng, ctx.signal, knnOpts.progress)
+    : params.use_approx_neighbors === false
+      ? knnExact(manifold, nAll, nComps, kAdj, knnOpts)
+      : knn(manifold, nAll, nComps, kAdj, { ...knnOpts, exactMaxRows: SCRUBLET_EXACT_MAX_ROWS });
   const skip = params.use_approx_neighbors === true ? 1 : 0; // scanpy drops the self column then
   const rho = params.expected_doublet_rate;
   const r = nSim / nObs;

@@ -521,9 +521,23 @@ describe("scrublet", () => {
     expect(tp / flagged).toBeGreaterThan(0.5);
     // Seeded: the same call gives the same scores.
     const again = await scrublet(sdWith(t), {}, makeCtx());
-    expect(Array.from((again.tables!.table!.obs!.doublet_score as DenseArray).data.subarray(0, 20))).toEqual(
-      Array.from(score.data.subarray(0, 20)),
+    const againScore = again.tables!.table!.obs!.doublet_score as DenseArray<Float64Array>;
+    expect(Array.from(againScore.data.subarray(0, 20))).toEqual(Array.from(score.data.subarray(0, 20)));
+  }, 60_000);
+
+  it("approximate neighbours (random-projection forest) also separate the doublets", async () => {
+    const { x, truth } = doubletData(1200, 80, 5);
+    const t = smallTable(x, {});
+    const change = await scrublet(
+      sdWith(t),
+      { use_approx_neighbors: true, get_doublet_neighbor_parents: true },
+      makeCtx(),
     );
+    const score = change.tables!.table!.obs!.doublet_score as DenseArray<Float64Array>;
+    expect(auc(score.data, truth)).toBeGreaterThan(0.8);
+    const uns = change.tables!.table!.uns!.scrublet as UnsDict;
+    const np = uns.entries.doublet_neighbor_parents as UnsDict;
+    expect(Object.keys(np.entries).length).toBe(1200);
   }, 60_000);
 
   it("runs per batch with batch_key and lays uns out by batch", async () => {
