@@ -143,13 +143,18 @@ export function qrThin(a: Float64Array, n: number, l: number): Float64Array {
 export function tridiagEigen(
   diag: ArrayLike<number>,
   off: ArrayLike<number>,
+  lastRowOnly = false,
 ): { values: Float64Array; vectors: Float64Array } {
   const n = diag.length;
   const d = Float64Array.from(diag);
   const e = new Float64Array(n);
   for (let i = 0; i < n - 1; i++) e[i] = off[i];
-  const z = new Float64Array(n * n);
-  for (let i = 0; i < n; i++) z[i * n + i] = 1;
+  // With `lastRowOnly` only the last row of the eigenvector matrix is tracked (O(n²) instead of
+  // O(n³)): all a Lanczos convergence check needs. `vectors` is then 1 × n.
+  const rows = lastRowOnly ? 1 : n;
+  const z = new Float64Array(rows * n);
+  if (lastRowOnly) z[n - 1] = 1;
+  else for (let i = 0; i < n; i++) z[i * n + i] = 1;
   for (let l = 0; l < n; l++) {
     let iter = 0;
     for (;;) {
@@ -186,7 +191,7 @@ export function tridiagEigen(
         p = s * r;
         d[i + 1] = g + p;
         g = c * r - b;
-        for (let k = 0; k < n; k++) {
+        for (let k = 0; k < rows; k++) {
           const row = k * n;
           const zf = z[row + i + 1];
           const zi = z[row + i];

@@ -254,13 +254,15 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
           cBuf[len] = c;
           vBuf[len++] = vals[k];
         }
+        // Each unordered pair once, written to the upper triangle (indices need not be sorted).
         for (let a = 0; a < len; a++) {
           const ca = cBuf[a];
           const va = vBuf[a];
           const ro = ca * m;
-          for (let b = 0; b < len; b++) {
+          for (let b = a; b < len; b++) {
             const cb = cBuf[b];
             if (cb >= ca) g[ro + cb] += va * vBuf[b];
+            else g[cb * m + ca] += va * vBuf[b];
           }
         }
       }
@@ -500,13 +502,13 @@ export function lanczosEigsh(
     beta.push(b);
     const steps = j + 1;
     if (steps >= nextCheck || steps === maxSteps) {
-      const eig = tridiagEigen(alpha, beta.slice(0, steps - 1));
-      const theta1 = Math.abs(eig.values[0]) || 1;
+      const check = tridiagEigen(alpha, beta.slice(0, steps - 1), true);
+      const theta1 = Math.abs(check.values[0]) || 1;
       let converged = steps === maxSteps;
       if (!converged && steps >= k) {
         converged = true;
         for (let c = 0; c < k; c++) {
-          const res = Math.abs(b * eig.vectors[(steps - 1) * steps + c]);
+          const res = Math.abs(b * check.vectors[c]);
           if (res > tol * theta1) {
             converged = false;
             break;
@@ -515,7 +517,7 @@ export function lanczosEigsh(
       }
       opts.progress?.(Math.min(0.95, steps / Math.max(nextCheck, 1)));
       if (converged) {
-        result = ritzVectors(basis, eig, m, k, steps);
+        result = ritzVectors(basis, tridiagEigen(alpha, beta.slice(0, steps - 1)), m, k, steps);
         break;
       }
       nextCheck = Math.min(maxSteps, steps + Math.max(10, Math.ceil(steps * 0.25)));
