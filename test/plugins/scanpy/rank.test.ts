@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { aggregate, obs_df, rank_genes_groups_df, var_df } from "../../../src/plugins/scanpy/get.js";
 import {
   filter_rank_genes_groups,
+  fitLogisticRegression,
   rank_genes_groups,
   score_genes,
   scoreGenesBins,
@@ -581,10 +582,79 @@ describe("rank_genes_groups against a dense brute force", () => {
     }
   });
 
-  it("refuses logreg, singlet groups, a missing reference and use_raw without raw", async () => {
-    await expect(rank_genes_groups(small, { groupby: "grp", method: "logreg" }, makeCtx())).rejects.toThrow(
-      /logreg/,
+  it("logistic regression matches scikit-learn's objective (scipy L-BFGS-B to 1e-12; ours stops at ftol = 64 eps as scikit-learn does)", () => {
+    // 12 cells × 3 genes, 3 classes; the minimiser of mean log-loss + ‖W‖²/(2Cn), C = 1, solved in
+    // scipy (values below), is what scikit-learn's LogisticRegression() converges to.
+    const rowsX = [
+      [0, 1.5, 0.2],
+      [0.3, 0, 1],
+      [2, 0.1, 0],
+      [0, 0, 0.5],
+      [1.2, 0.4, 0],
+      [0, 2, 0],
+      [0.7, 0, 1.3],
+      [1.5, 1, 0],
+      [0, 0.2, 2],
+      [0.4, 0, 0],
+      [0, 1.1, 0.9],
+      [2.2, 0, 0.3],
+    ];
+    const y = Int32Array.from([0, 1, 2, 1, 2, 0, 1, 2, 1, 0, 0, 2]);
+    const X = {
+      kind: "dense" as const,
+      dtype: "float64" as const,
+      shape: [12, 3],
+      data: Float64Array.from(rowsX.flat()),
+    };
+    const genes = Int32Array.from([0, 1, 2]);
+    const multi = fitLogisticRegression(X, y, 3, genes, { maxIter: 2000, tol: 1e-10 });
+    const want = [
+      [-0.7338378172, 0.6722085648, -0.3863254919],
+      [-0.4646426681, -0.7185233004, 0.8685985746],
+      [1.1984804853, 0.0463147356, -0.4822730827],
+    ];
+    expect(multi.iterations).toBeGreaterThan(5);
+    for (let k = 0; k < 3; k++)
+      for (let j = 0; j < 3; j++) expect(multi.coef[j * 3 + k]).toBeCloseTo(want[k]![j]!, 6);
+    const bin = fitLogisticRegression(
+      X,
+      Int32Array.from(y, (c) => (c === 2 ? 1 : 0)),
+      2,
+      genes,
+      {
+        maxIter: 2000,
+        tol: 1e-10,
+      },
     );
+    [1.5386337419, -0.0628689864, -0.6317099034].forEach((w, j) => {
+      expect(bin.coef[j]).toBeCloseTo(w, 6);
+    });
+    expect(bin.intercept[0]).toBeCloseTo(-1.6278113542, 6);
+  });
+
+  it("logreg through rank_genes_groups: names and scores only, coefficients per group", async () => {
+    const out = applyChange(
+      small,
+      await rank_genes_groups(small, { groupby: "grp", method: "logreg" }, makeCtx()),
+    ).sdata;
+    const e = unsGet(out.tables.table!.uns, "rank_genes_groups");
+    expect(isUnsDict(e) && Object.keys(e.entries).sort()).toEqual(["names", "params", "scores"]);
+    const df = await rank_genes_groups_df(out, { group: "a" }, makeCtx());
+    expect(df.columns).toEqual(["names", "scores"]);
+    expect(df.rows.length).toBe(7);
+    const two = applyChange(
+      small,
+      await rank_genes_groups(small, { groupby: "grp", method: "logreg", groups: ["b", "d"] }, makeCtx()),
+    ).sdata;
+    expect((unsGet(two.tables.table!.uns, "rank_genes_groups/names") as DataFrame).columnOrder).toEqual([
+      "b",
+    ]);
+  });
+
+  it("refuses logreg on one group, singlet groups, a missing reference and use_raw without raw", async () => {
+    await expect(
+      rank_genes_groups(small, { groupby: "grp", method: "logreg", groups: ["a"] }, makeCtx()),
+    ).rejects.toThrow(/single cluster/);
     await expect(rank_genes_groups(small, { groupby: "grp", reference: "zz" }, makeCtx())).rejects.toThrow(
       /reference = zz/,
     );
