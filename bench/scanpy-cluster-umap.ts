@@ -2,7 +2,7 @@
  * Benchmark of `sc.tl.leiden`, `sc.tl.louvain` and `sc.tl.umap` on generated kNN graphs, with
  * scanpy 1.12.3's figures on this machine class beside them (`/work/shared/bench/README.md`).
  *
- * The input graph: Gaussian blobs (16 clusters of unequal size and spread in 8-d), the exact 15
+ * The input graph: Gaussian blobs (16 clusters of unequal size and spread in 4-d), the exact 15
  * nearest neighbours from a k-d tree, and UMAP-style fuzzy connectivities (per-cell ρ and σ with
  * log2(k) total membership, fuzzy union) — the graph `sc.pp.neighbors` would give, without depending
  * on it. Each operation runs through its plugin function on a table holding that graph. Prints
@@ -22,7 +22,7 @@ import { unsDict } from "../src/sdk/data/uns.js";
 import type { OpContext } from "../src/sdk/jobs/operation.js";
 import { Rng } from "../src/sdk/math/rng.js";
 
-const DIMS = 8;
+const DIMS = 4;
 const K = 15;
 
 /** scanpy's seconds at 10k / 50k / 200k cells (the bench README's table). */
@@ -256,15 +256,17 @@ async function main(): Promise<void> {
     .split(",")
     .map((s) => Number(s.trim()));
   const seed = Number(values.seed);
-  console.log("| cells | step | tessera (s) | scanpy 1.12.3 | notes |");
+  console.log("| cells | step | tessera wall s (cpu s) | scanpy 1.12.3 | notes |");
   console.log("|---|---|---|---|---|");
   for (const n of sizes) {
     let t = performance.now();
+    const cpu0 = process.cpuUsage();
     const rng = new Rng(seed);
     const x = blobs(n, rng);
     const { idx, dist } = knn(x, n, K);
     const graph = connectivities(idx, dist, n, K);
     const prep = (performance.now() - t) / 1000;
+    const prepCpu = process.cpuUsage(cpu0).user / 1e6;
     const names = Array.from({ length: n }, (_, i) => `c${i}`);
     const table = makeTable({
       obs: dataFrame(names),
@@ -280,7 +282,7 @@ async function main(): Promise<void> {
     });
     const sd: SpatialData = makeSpatialData({ tables: { table } });
     console.log(
-      `| ${n} | (input: blobs + kNN + connectivities) | ${prep.toFixed(2)} | | ${graph.data.length} stored edges |`,
+      `| ${n} | (input: blobs + kNN + connectivities) | ${prep.toFixed(2)} (cpu ${prepCpu.toFixed(2)}) | | ${graph.data.length} stored edges |`,
     );
     const steps: [string, () => Promise<string>][] = [];
     if (!values["no-leiden"]) {
@@ -320,9 +322,12 @@ async function main(): Promise<void> {
     }
     for (const [name, run] of steps) {
       t = performance.now();
+      const cpu = process.cpuUsage();
       const note = await run();
       const s = (performance.now() - t) / 1000;
-      console.log(`| ${n} | ${name} | ${s.toFixed(2)} | ${scanpyAt(name, n)} | ${note} |`);
+      const c = process.cpuUsage(cpu);
+      const cpuS = (c.user + c.system) / 1e6;
+      console.log(`| ${n} | ${name} | ${s.toFixed(2)} (cpu ${cpuS.toFixed(2)}) | ${scanpyAt(name, n)} | ${note} |`);
     }
     const rss = process.memoryUsage().rss / 1e6;
     console.log(`| ${n} | (RSS after) | ${rss.toFixed(0)} MB | | |`);

@@ -551,13 +551,76 @@ function onePass(
   if (memb !== membership) for (let i = 0; i < n; i++) membership[i] = memb[nodeMap[i]!]!;
 }
 
+/**
+ * A breadth-first order of the nodes (each component from its smallest unvisited node): neighbours
+ * get nearby numbers, so the per-node arrays a node's neighbours touch share cache lines. On graphs
+ * from a file's cell order this makes local moving several times faster at 100k+ nodes.
+ */
+function breadthFirstOrder(g: Graph): Int32Array {
+  const { n, indptr, indices } = g;
+  const order = new Int32Array(n);
+  const seen = new Uint8Array(n);
+  let head = 0;
+  let tail = 0;
+  for (let s = 0; s < n; s++) {
+    if (seen[s]) continue;
+    seen[s] = 1;
+    order[tail++] = s;
+    while (head < tail) {
+      const v = order[head++]!;
+      for (let k = indptr[v]!; k < indptr[v + 1]!; k++) {
+        const u = indices[k]!;
+        if (!seen[u]) {
+          seen[u] = 1;
+          order[tail++] = u;
+        }
+      }
+    }
+  }
+  return order;
+}
+
+/** `g` with node `order[i]` renamed `i`. */
+function permuteGraph(g: Graph, order: Int32Array): Graph {
+  const { n, indptr, indices, weights, nodeWeights } = g;
+  const rank = new Int32Array(n);
+  for (let i = 0; i < n; i++) rank[order[i]!] = i;
+  const newPtr = new Int32Array(n + 1);
+  const newIdx = new Int32Array(indices.length);
+  const newW = new Float64Array(weights.length);
+  const newNodeW = new Float64Array(n);
+  let out = 0;
+  for (let i = 0; i < n; i++) {
+    const v = order[i]!;
+    newNodeW[i] = nodeWeights[v]!;
+    for (let k = indptr[v]!; k < indptr[v + 1]!; k++) {
+      newIdx[out] = rank[indices[k]!]!;
+      newW[out++] = weights[k]!;
+    }
+    newPtr[i + 1] = out;
+  }
+  return {
+    n,
+    indptr: newPtr,
+    indices: newIdx,
+    weights: newW,
+    nodeWeights: newNodeW,
+    totalWeight: g.totalWeight,
+  };
+}
+
+/** Graphs at least this large are renumbered breadth-first before optimising. */
+const REORDER_FROM = 20000;
+
 function sameLabels(a: Int32Array, b: Int32Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
-function run(g: Graph, opts: CommunityOptions, doRefine: boolean): CommunityResult {
-  const n = g.n;
+function run(original: Graph, opts: CommunityOptions, doRefine: boolean): CommunityResult {
+  const n = original.n;
+  const order = n >= REORDER_FROM ? breadthFirstOrder(original) : null;
+  const g = order ? permuteGraph(original, order) : original;
   const gamma = opts.resolution ?? 1;
   const theta = opts.randomness ?? 0.01;
   const nIter = opts.nIterations ?? 2;
@@ -570,8 +633,14 @@ function run(g: Graph, opts: CommunityOptions, doRefine: boolean): CommunityResu
       throw new Error(
         `community detection: initial partition has ${opts.initial.length} labels for ${n} nodes`,
       );
-    membership.set(opts.initial);
-    renumber(membership, new Int32Array(Math.max(n, ...opts.initial) + 1));
+    let max = n - 1;
+    for (let i = 0; i < n; i++) {
+      const c = opts.initial[i]!;
+      if (!(c >= 0)) throw new Error(`community detection: initial label ${c} of node ${i} is negative`);
+      if (c > max) max = c;
+      membership[i] = opts.initial[order ? order[i]! : i]!;
+    }
+    renumber(membership, new Int32Array(max + 1));
   } else for (let i = 0; i < n; i++) membership[i] = i;
   const ws = makeWork(n);
   let iterations = 0;
@@ -587,12 +656,17 @@ function run(g: Graph, opts: CommunityOptions, doRefine: boolean): CommunityResu
       if (nIter < 0 && sameLabels(previous, membership)) break;
     }
   }
+  if (order) {
+    // Back to the caller's node numbers (community numbers follow from the smallest member below).
+    const permuted = membership.slice();
+    for (let i = 0; i < n; i++) membership[order[i]!] = permuted[i]!;
+  }
   const nCommunities = renumberBySize(membership);
   return {
     membership,
     nCommunities,
-    quality: partitionQuality(g, membership, gamma),
-    modularity: partitionQuality(g, membership, 1),
+    quality: partitionQuality(original, membership, gamma),
+    modularity: partitionQuality(original, membership, 1),
     iterations,
   };
 }

@@ -187,6 +187,31 @@ describe("leiden", () => {
     expect(() => leiden(g, { rng: new Rng(0), initial: new Int32Array(3) })).toThrow(/initial partition/);
   });
 
+  it("gives the same kind of answer on large graphs (renumbered breadth-first inside)", () => {
+    // 2,100 cliques of 10 nodes, shuffled node numbers, each clique weakly tied to the next.
+    const count = 2100;
+    const size = 10;
+    const n = count * size;
+    const perm = new Rng(9).permutation(n);
+    const edges: [number, number, number][] = [];
+    for (let c = 0; c < count; c++) {
+      for (let i = 0; i < size; i++)
+        for (let j = i + 1; j < size; j++) edges.push([perm[c * size + i]!, perm[c * size + j]!, 1]);
+      edges.push([perm[c * size]!, perm[((c + 1) % count) * size + 1]!, 0.01]);
+    }
+    const g = graphFromSparse(csr(n, undirected(edges)));
+    const truth = new Int32Array(n);
+    for (let i = 0; i < n; i++) truth[perm[i]!] = Math.floor(i / size);
+    // At resolution 1 the resolution limit would merge neighbouring cliques; at 50 they stay apart.
+    const r = leiden(g, { rng: new Rng(0), resolution: 50 });
+    expect(samePartition(r.membership, truth)).toBe(true);
+    expect(connected(g, r.membership)).toBe(true);
+    const fromTruth = leiden(g, { rng: new Rng(0), resolution: 50, initial: truth });
+    expect(samePartition(fromTruth.membership, truth)).toBe(true);
+    const lv = louvain(g, { rng: new Rng(0), resolution: 50 });
+    expect(samePartition(lv.membership, truth)).toBe(true);
+  });
+
   it("honours an aborted signal", () => {
     const g = graphFromSparse(ringOfCliques(4, 4));
     const ac = new AbortController();
