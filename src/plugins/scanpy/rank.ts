@@ -697,16 +697,15 @@ function wilcoxonTests(
 /**
  * Rows of a matrix as sparse (column, value) runs: CSR as is, CSC transposed, dense filtered.
  */
-function rowView(x: Matrix): {
-  indptr: ArrayLike<number>;
-  indices: ArrayLike<number>;
-  data: ArrayLike<number>;
-} {
-  if (x.kind === "csr")
-    return { indptr: x.indptr, indices: x.indices, data: x.data as unknown as ArrayLike<number> };
-  if (x.kind === "csc") {
-    const r = switchCompression(x);
-    return { indptr: r.indptr, indices: r.indices, data: r.data as unknown as ArrayLike<number> };
+function rowView(x: Matrix): { indptr: Float64Array; indices: Int32Array; data: Float64Array } {
+  if (x.kind !== "dense") {
+    const r = x.kind === "csr" ? x : switchCompression(x);
+    // Monomorphic float64 copies keep the optimiser's inner loops on one array type.
+    return {
+      indptr: Float64Array.from(r.indptr as ArrayLike<number>),
+      indices: Int32Array.from(r.indices as ArrayLike<number>),
+      data: Float64Array.from(r.data as unknown as ArrayLike<number>),
+    };
   }
   const [rows, width] = [x.shape[0]!, x.shape[1]!];
   const src = x.data as unknown as ArrayLike<number>;
@@ -740,7 +739,13 @@ export function fitLogisticRegression(
   nClasses: number,
   genes: Int32Array,
   opts: { C?: number; maxIter?: number; tol?: number; signal?: AbortSignal } = {},
-): { coef: Float64Array; intercept: Float64Array; iterations: number; converged: boolean } {
+): {
+  coef: Float64Array;
+  intercept: Float64Array;
+  iterations: number;
+  evaluations: number;
+  converged: boolean;
+} {
   const C = opts.C ?? 1;
   const maxIter = opts.maxIter ?? 100;
   const tol = opts.tol ?? 1e-4;
@@ -752,27 +757,34 @@ export function fitLogisticRegression(
   });
   const p = genes.length;
   const K = nClasses === 2 ? 1 : nClasses; // binary: one logit for the second class
-  const used: number[] = [];
-  for (let i = 0; i < y.length; i++) if (y[i]! >= 0) used.push(i);
+  const usedList: number[] = [];
+  for (let i = 0; i < y.length; i++) if (y[i]! >= 0) usedList.push(i);
+  const used = Int32Array.from(usedList);
   const n = used.length;
+  const { indptr, indices, data } = rows;
   const dim = p * K + K;
   const lambda = 1 / (C * n);
   const z = new Float64Array(K);
   const pr = new Float64Array(K);
 
   /** Objective and gradient at θ (W gene-major, then the intercepts). */
+  let evaluations = 0;
   const evaluate = (theta: Float64Array, grad: Float64Array): number => {
+    evaluations++;
     grad.fill(0);
     let loss = 0;
     const b = p * K;
-    for (const i of used) {
+    for (let u = 0; u < n; u++) {
+      const i = used[u]!;
       for (let k = 0; k < K; k++) z[k] = theta[b + k]!;
-      const end = Number(rows.indptr[i + 1]);
-      for (let q = Number(rows.indptr[i]); q < end; q++) {
-        const s = slot[rows.indices[q]!]!;
+      const start = indptr[i]!;
+      const end = indptr[i + 1]!;
+      for (let q = start; q < end; q++) {
+        const s = slot[indices[q]!]!;
         if (s < 0) continue;
-        const v = Number(rows.data[q]);
-        for (let k = 0; k < K; k++) z[k]! += v * theta[s * K + k]!;
+        const v = data[q]!;
+        const o = s * K;
+        for (let k = 0; k < K; k++) z[k]! += v * theta[o + k]!;
       }
       const yi = y[i]!;
       if (K === 1) {
@@ -792,11 +804,12 @@ export function fitLogisticRegression(
         for (let k = 0; k < K; k++) pr[k] = pr[k]! / se - (k === yi ? 1 : 0);
       }
       for (let k = 0; k < K; k++) grad[b + k]! += pr[k];
-      for (let q = Number(rows.indptr[i]); q < end; q++) {
-        const s = slot[rows.indices[q]!]!;
+      for (let q = start; q < end; q++) {
+        const s = slot[indices[q]!]!;
         if (s < 0) continue;
-        const v = Number(rows.data[q]);
-        for (let k = 0; k < K; k++) grad[s * K + k]! += pr[k]! * v;
+        const v = data[q]!;
+        const o = s * K;
+        for (let k = 0; k < K; k++) grad[o + k]! += pr[k]! * v;
       }
     }
     let reg = 0;
@@ -898,7 +911,13 @@ export function fitLogisticRegression(
     converged = maxAbs(g) <= tol;
     if (progress <= 64 * Number.EPSILON) break; // scipy's ftol = 64·eps: no further decrease possible
   }
-  return { coef: theta.subarray(0, p * K), intercept: theta.subarray(p * K), iterations, converged };
+  return {
+    coef: theta.subarray(0, p * K),
+    intercept: theta.subarray(p * K),
+    iterations,
+    evaluations,
+    converged,
+  };
 }
 
 /**
@@ -918,7 +937,8 @@ function logregTests(x: Matrix, genes: Int32Array, d: Design, g: Grouping, ctx: 
   } else y = Int32Array.from(d.cellSel, (s) => (s >= k ? -1 : s));
   const fit = fitLogisticRegression(x, y, k, genes, { signal: ctx.signal });
   ctx.log(
-    `rank_genes_groups: logreg ${fit.converged ? "converged" : "stopped at max_iter"} after ${fit.iterations} L-BFGS iterations`,
+    `rank_genes_groups: logreg ${fit.converged ? "converged" : "stopped"} after ${fit.iterations} L-BFGS iterations ` +
+      `(${fit.evaluations} evaluations of the loss)`,
   );
   const K = k === 2 ? 1 : k;
   const groups = k === 2 ? [0] : d.order.map((_, i) => i);
