@@ -11,6 +11,7 @@
  * Run: `npx tsx bench/scanpy-cluster-umap.ts [--cells 10000,100000] [--seed N] [--no-umap] [--no-leiden]`.
  */
 import { performance } from "node:perf_hooks";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { leiden, louvain } from "../src/plugins/scanpy/cluster.js";
 import { umap } from "../src/plugins/scanpy/umap.js";
@@ -34,7 +35,7 @@ const SCANPY: Record<string, [number, number, number]> = {
 };
 
 /** Points of 16 Gaussian blobs in DIMS dimensions (row-major). */
-function blobs(n: number, rng: Rng): Float64Array {
+export function blobs(n: number, rng: Rng): Float64Array {
   const nBlobs = 16;
   const centres = new Float64Array(nBlobs * DIMS);
   for (let i = 0; i < centres.length; i++) centres[i] = rng.uniform(-20, 20);
@@ -50,7 +51,7 @@ function blobs(n: number, rng: Rng): Float64Array {
 }
 
 /** Exact k nearest neighbours (self excluded) with a k-d tree: indices and distances, n × k. */
-function knn(x: Float64Array, n: number, k: number): { idx: Int32Array; dist: Float64Array } {
+export function knn(x: Float64Array, n: number, k: number): { idx: Int32Array; dist: Float64Array } {
   const order = new Int32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
   // Implicit tree: node = [lo, hi) range of `order`, split at the median of the widest axis.
@@ -152,7 +153,7 @@ function knn(x: Float64Array, n: number, k: number): { idx: Int32Array; dist: Fl
 }
 
 /** UMAP's fuzzy simplicial set of a kNN graph (ρ = nearest distance, σ by bisection), fuzzy union. */
-function connectivities(idx: Int32Array, dist: Float64Array, n: number, k: number): SparseMatrix {
+export function connectivities(idx: Int32Array, dist: Float64Array, n: number, k: number): SparseMatrix {
   const target = Math.log2(k);
   const w = new Float64Array(n * k);
   for (let i = 0; i < n; i++) {
@@ -327,14 +328,18 @@ async function main(): Promise<void> {
       const s = (performance.now() - t) / 1000;
       const c = process.cpuUsage(cpu);
       const cpuS = (c.user + c.system) / 1e6;
-      console.log(`| ${n} | ${name} | ${s.toFixed(2)} (cpu ${cpuS.toFixed(2)}) | ${scanpyAt(name, n)} | ${note} |`);
+      console.log(
+        `| ${n} | ${name} | ${s.toFixed(2)} (cpu ${cpuS.toFixed(2)}) | ${scanpyAt(name, n)} | ${note} |`,
+      );
     }
     const rss = process.memoryUsage().rss / 1e6;
     console.log(`| ${n} | (RSS after) | ${rss.toFixed(0)} MB | | |`);
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

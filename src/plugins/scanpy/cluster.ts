@@ -124,7 +124,9 @@ export interface LouvainParams {
   obsp?: string | null;
 }
 
-/** The table an operation works on, or an error naming the tables there are. */
+/** The table an operation works on, or an error naming the tables there are.
+ * @internal Helper for the operations of this module, not an operation.
+ */
 export function tableOf(sd: SpatialData, name: string): Table {
   const t = sd.tables[name];
   if (!t) {
@@ -362,8 +364,8 @@ async function cluster(sd: SpatialData, run: ClusterRun, ctx: OpContext): Promis
 }
 
 /**
- * Cluster cells into subgroups with the Leiden algorithm (Traag et al. 2019) on the neighbourhood
- * graph, optimising modularity at the given resolution.
+ * Cluster cells into subgroups with the Leiden algorithm on the neighbourhood graph, optimising
+ * modularity at the given resolution (Traag, Waltman and van Eck 2019).
  *
  * Writes obs `leiden` (categorical "0", "1", … by decreasing size) and uns `leiden/params`
  * (`resolution`, `random_state`, `n_iterations`) and `leiden/modularity`. Run `sc.pp.neighbors` first.
@@ -398,8 +400,8 @@ export async function leiden(sd: SpatialData, params: LeidenParams, ctx: OpConte
 }
 
 /**
- * Cluster cells into subgroups with the Louvain algorithm (Blondel et al. 2008) on the neighbourhood
- * graph, optimising modularity.
+ * Cluster cells into subgroups with the Louvain algorithm on the neighbourhood graph, optimising
+ * modularity (Blondel, Guillaume, Lambiotte and Lefebvre 2008).
  *
  * Writes obs `louvain` (categorical "0", "1", … by decreasing size) and uns `louvain/params`
  * (`resolution`, `random_state`). As in scanpy, the graph is unweighted unless `use_weights`.

@@ -115,8 +115,8 @@ function leadingColumns(values: ArrayLike<number>, n: number, width: number, col
 }
 
 /**
- * Embed the neighbourhood graph using UMAP (McInnes et al. 2018): spectral initialisation, then
- * stochastic gradient descent on the fuzzy-set cross entropy, seeded by `random_state`.
+ * Embed the neighbourhood graph using UMAP, seeded by `random_state`: a spectral initialisation,
+ * then stochastic gradient descent on the fuzzy-set cross entropy (McInnes, Healy and Melville 2018).
  *
  * Writes obsm `X_umap` (cells × n_components, float32) and uns `umap/params` (`a`, `b`,
  * `random_state`). Run `sc.pp.neighbors` first.

@@ -292,10 +292,16 @@ export function topEigenpairs(
   const values = Array.from(first.values);
   const vectors = first.vectors;
   for (let round = 0; round < nev && n - base.length - nev > 0; round++) {
-    const extra = krylovSchur(matvec, n, 1, rng, { ...opts, deflate: [...base, ...vectors] });
-    const theta = extra.values[0]!;
     const smallest = values[nev - 1]!;
-    if (!(theta > smallest + tol * Math.max(1, Math.abs(smallest)))) break;
+    const bar = smallest + tol * Math.max(1, Math.abs(smallest));
+    const deflate = [...base, ...vectors];
+    // One Krylov cycle first: its Ritz value is a lower bound of the largest eigenvalue left, so
+    // when it stays below the bar nothing was missed and no full solve is needed.
+    const probe = krylovSchur(matvec, n, 1, rng, { ...opts, deflate, maxRestarts: 0 });
+    if (!(probe.values[0]! > bar)) break;
+    const extra = krylovSchur(matvec, n, 1, rng, { ...opts, deflate });
+    const theta = extra.values[0]!;
+    if (!(theta > bar)) break;
     // Insert in order, dropping the smallest.
     let at = nev - 1;
     while (at > 0 && values[at - 1]! < theta) at--;
@@ -324,7 +330,11 @@ function krylovSchur(
   const V: Float64Array[] = [];
   const H = new Float64Array((m + 1) * (m + 1)); // H[i * (m + 1) + j]
   const h = (i: number, j: number) => i * (m + 1) + j;
+  // Gram–Schmidt against the deflated vectors and the basis; a second pass only when the first
+  // cancelled most of the vector (Daniel–Gragg–Kaufman–Stewart), which keeps the basis orthogonal
+  // to working precision at about half the cost of always repeating.
   const orthogonalise = (w: Float64Array, upto: number, coeffs?: Float64Array): void => {
+    const before = Math.sqrt(dot(w, w));
     for (let pass = 0; pass < 2; pass++) {
       for (const d of deflate) axpy(-dot(d, w), d, w);
       for (let i = 0; i < upto; i++) {
@@ -332,6 +342,7 @@ function krylovSchur(
         if (coeffs) coeffs[i]! += c;
         axpy(-c, V[i]!, w);
       }
+      if (pass === 0 && Math.sqrt(dot(w, w)) > Math.SQRT1_2 * before) break;
     }
   };
   const randomUnit = (upto: number): Float64Array => {
@@ -660,8 +671,8 @@ export function optimizeLayoutEuclidean(
     nextNeg[i] = epochsPerNeg[i]!;
     nextSample[i] = epochsPerSample[i]!;
   }
-  // Work in float64 (no rounding per update), write back at the end.
-  const Y = Float64Array.from(embedding);
+  // Work in float32 like umap-learn (half the cache footprint of float64 at 100k+ cells).
+  const Y = Float32Array.from(embedding);
   const table = powTable(b);
   const TABLE_END = POW_STEPS * POW_RANGE;
   // xorshift128 for the negative samples, seeded from the job's stream (a method call per sample
