@@ -41,10 +41,13 @@ export type PublicEntry = Omit<FunctionEntry, "module" | "export" | "library">;
 export interface RegistryOptions {
   /**
    * Plugins to load: built-in names (`tessera`, `testkit`) or plugin folder paths. Default: the
-   * comma-separated `TESSERA_PLUGINS`, else `["tessera"]`.
+   * comma-separated `TESSERA_PLUGINS`, else {@link DEFAULT_PLUGINS}.
    */
   plugins?: string[];
 }
+
+/** Plugins enabled when configuration names none: the service's own and scanpy's operations. */
+export const DEFAULT_PLUGINS = ["tessera", "scanpy"];
 
 /** The plugins configured by `TESSERA_PLUGINS` (comma-separated), or the built-in default. */
 export function configuredPlugins(env: NodeJS.ProcessEnv = process.env): string[] {
@@ -52,7 +55,7 @@ export function configuredPlugins(env: NodeJS.ProcessEnv = process.env): string[
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  return list.length ? list : ["tessera"];
+  return list.length ? list : [...DEFAULT_PLUGINS];
 }
 
 /** The registry of operations. */

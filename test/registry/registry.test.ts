@@ -17,6 +17,7 @@ import type { Categorical } from "../../src/sdk/data/arrays.js";
 import { applyChange, type Change } from "../../src/sdk/data/change.js";
 import type { SpatialData } from "../../src/sdk/data/spatialdata.js";
 import { generateDemo } from "../../src/sdk/demo/generate.js";
+import { SCANPY_PLUGIN_VERSION } from "../../src/plugins/scanpy/plugin.js";
 import { TESSERA_VERSION } from "../../src/sdk/version.js";
 import { testContext } from "../plugins/context.js";
 
@@ -37,14 +38,15 @@ const paramsError = (fn: () => unknown): ParamsError => {
 
 describe("loading", () => {
   it("loads the built-in plugin by default and reports library versions", async () => {
-    expect(configuredPlugins({})).toEqual(["tessera"]);
+    expect(configuredPlugins({})).toEqual(["tessera", "scanpy"]);
     expect(configuredPlugins({ TESSERA_PLUGINS: " tessera, testkit ," })).toEqual(["tessera", "testkit"]);
     const prev = process.env.TESSERA_PLUGINS;
     delete process.env.TESSERA_PLUGINS;
     try {
       const r = await Registry.load();
-      expect(r.libraryVersions).toEqual({ tessera: TESSERA_VERSION });
-      expect(r.list().map((e) => e.key)).toEqual([
+      expect(r.libraryVersions).toEqual({ tessera: TESSERA_VERSION, scanpy: SCANPY_PLUGIN_VERSION });
+      const keys = r.list().map((e) => e.key);
+      expect(keys.filter((k) => !k.startsWith("sc."))).toEqual([
         "custom.annotate_cells",
         "custom.describe",
         "custom.obs_values",
@@ -53,6 +55,7 @@ describe("loading", () => {
         "custom.set_category_colors",
         "read.open_data",
       ]);
+      expect(keys).toEqual(expect.arrayContaining(["sc.pp.normalize_total", "sc.tl.leiden", "sc.get.rank_genes_groups_df"]));
       process.env.TESSERA_PLUGINS = "tessera,testkit";
       expect((await Registry.load()).get("custom.noop")).toBeDefined();
     } finally {
