@@ -10,20 +10,26 @@
  * from a worker thread, so long synchronous steps are seen too). A benchmark prints figures; it never
  * passes or fails.
  */
-import { Worker } from "node:worker_threads";
+
 import { parseArgs } from "node:util";
+import { Worker } from "node:worker_threads";
+import { leiden } from "../src/plugins/scanpy/cluster.js";
+import { neighbors } from "../src/plugins/scanpy/neighbors.js";
+import { pca } from "../src/plugins/scanpy/pca.js";
+import {
+  calculate_qc_metrics,
+  highly_variable_genes,
+  log1p,
+  normalize_total,
+} from "../src/plugins/scanpy/pp.js";
+import { rank_genes_groups } from "../src/plugins/scanpy/rank.js";
+import { umap } from "../src/plugins/scanpy/umap.js";
 import { applyChange, type Change } from "../src/sdk/data/change.js";
 import { dataFrame } from "../src/sdk/data/dataframe.js";
 import { makeSpatialData, type SpatialData } from "../src/sdk/data/spatialdata.js";
 import { makeTable } from "../src/sdk/data/table.js";
 import type { OpContext } from "../src/sdk/jobs/operation.js";
 import { Rng } from "../src/sdk/math/rng.js";
-import { leiden } from "../src/plugins/scanpy/cluster.js";
-import { neighbors } from "../src/plugins/scanpy/neighbors.js";
-import { pca } from "../src/plugins/scanpy/pca.js";
-import { calculate_qc_metrics, highly_variable_genes, log1p, normalize_total } from "../src/plugins/scanpy/pp.js";
-import { rank_genes_groups } from "../src/plugins/scanpy/rank.js";
-import { umap } from "../src/plugins/scanpy/umap.js";
 import { generateLargeTable } from "./generate.js";
 
 /** scanpy 1.12.3 seconds on this machine class (/work/shared/bench/README.md): 10k×2k, 50k×3k, 200k×5k. */
@@ -71,7 +77,14 @@ function rssSampler(): { reset(): void; peak(): Promise<number>; stop(): Promise
 }
 
 function ctx(): OpContext {
-  return { table: "table", signal: new AbortController().signal, rng: new Rng(0), threads: 1, progress: () => {}, log: () => {} };
+  return {
+    table: "table",
+    signal: new AbortController().signal,
+    rng: new Rng(0),
+    threads: 1,
+    progress: () => {},
+    log: () => {},
+  };
 }
 
 type Step = [name: string, run: (sd: SpatialData) => Promise<Change>];
@@ -80,7 +93,10 @@ const steps: Step[] = [
   ["calculate_qc_metrics", (sd) => calculate_qc_metrics(sd, {}, ctx())],
   ["normalize_total", (sd) => normalize_total(sd, {}, ctx())],
   ["log1p", (sd) => log1p(sd, {}, ctx())],
-  ["highly_variable_genes", (sd) => highly_variable_genes(sd, { flavor: "seurat", n_top_genes: 1000 }, ctx())],
+  [
+    "highly_variable_genes",
+    (sd) => highly_variable_genes(sd, { flavor: "seurat", n_top_genes: 1000 }, ctx()),
+  ],
   ["pca", (sd) => pca(sd, { n_comps: 50 }, ctx())],
   ["neighbors", (sd) => neighbors(sd, { n_neighbors: 15 }, ctx())],
   ["umap", (sd) => umap(sd, {}, ctx())],
@@ -89,14 +105,22 @@ const steps: Step[] = [
 ];
 
 const sampler = rssSampler();
-console.log(`bench/scanpy: generateLargeTable(n, ${nGenes}, seed 0) from bench/generate.ts; ops on the main thread, single-threaded`);
+console.log(
+  `bench/scanpy: generateLargeTable(n, ${nGenes}, seed 0) from bench/generate.ts; ops on the main thread, single-threaded`,
+);
 for (const n of sizes) {
   const t0 = performance.now();
   const gen = generateLargeTable(n, nGenes, 0);
   // Only X, var names and a cell index: the pipeline computes everything else.
-  const table = makeTable({ X: gen.X, obs: dataFrame(gen.obs.index, {}, gen.obs.indexName), var: dataFrame(gen.var.index, {}, gen.var.indexName) });
+  const table = makeTable({
+    X: gen.X,
+    obs: dataFrame(gen.obs.index, {}, gen.obs.indexName),
+    var: dataFrame(gen.var.index, {}, gen.var.indexName),
+  });
   let sd = makeSpatialData({ tables: { table } });
-  console.log(`\n${n.toLocaleString("en")} cells × ${nGenes} genes (generated in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  console.log(
+    `\n${n.toLocaleString("en")} cells × ${nGenes} genes (generated in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+  );
   console.log("step                     seconds   peak RSS MB   scanpy s (10k / 50k×3k / 200k×5k)");
   let total = 0;
   let peakAll = 0;
@@ -112,8 +136,12 @@ for (const n of sizes) {
     total += secs;
     peakAll = Math.max(peakAll, peak);
     const ref = SCANPY[name]!;
-    console.log(`${name.padEnd(24)} ${secs.toFixed(3).padStart(8)}   ${peak.toFixed(0).padStart(11)}   ${ref.join(" / ")}`);
+    console.log(
+      `${name.padEnd(24)} ${secs.toFixed(3).padStart(8)}   ${peak.toFixed(0).padStart(11)}   ${ref.join(" / ")}`,
+    );
   }
-  console.log(`${"total".padEnd(24)} ${total.toFixed(3).padStart(8)}   ${peakAll.toFixed(0).padStart(11)}   scanpy peak RSS MB ${SCANPY_RSS_MB.join(" / ")}`);
+  console.log(
+    `${"total".padEnd(24)} ${total.toFixed(3).padStart(8)}   ${peakAll.toFixed(0).padStart(11)}   scanpy peak RSS MB ${SCANPY_RSS_MB.join(" / ")}`,
+  );
 }
 await sampler.stop();

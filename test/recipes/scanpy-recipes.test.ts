@@ -16,7 +16,11 @@ let t: Tessera;
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "tessera-recipes-"));
   await cp(reference("synth_10k/input.h5ad"), join(dataDir, "synth.h5ad"));
-  await cp(fixture("vitessce-exemplar-001-crop/exemplar-001.crop.cells.adata.zarr"), join(dataDir, "cells.adata.zarr"), { recursive: true });
+  await cp(
+    fixture("vitessce-exemplar-001-crop/exemplar-001.crop.cells.adata.zarr"),
+    join(dataDir, "cells.adata.zarr"),
+    { recursive: true },
+  );
   t = await Tessera.start({ dataDir, plugins: ["tessera", "scanpy"] });
 });
 afterAll(async () => {
@@ -43,7 +47,15 @@ async function categories(s: TesseraSession, path: string): Promise<Set<unknown>
 describe("scanpy recipes end to end", () => {
   it("every shipped recipe is discovered and names only registered functions", () => {
     const names = t.recipes().map((r) => r.name);
-    for (const n of ["preprocess_qc", "cluster_markers", "counts_to_clusters", "tsne_diffmap", "paga_trajectory", "cluster_hierarchy_markers", "protein_clustering"]) {
+    for (const n of [
+      "preprocess_qc",
+      "cluster_markers",
+      "counts_to_clusters",
+      "tsne_diffmap",
+      "paga_trajectory",
+      "cluster_hierarchy_markers",
+      "protein_clustering",
+    ]) {
       expect(names).toContain(n);
     }
   });
@@ -52,13 +64,17 @@ describe("scanpy recipes end to end", () => {
     const s = await countsSession();
     expectAllCompleted(await s.runRecipe(t.recipe("preprocess_qc"), { qc_vars: ["mt"], n_top_genes: 500 }));
     const table = s.session.data.tables.table!;
-    expect(table.obs.columnOrder).toEqual(expect.arrayContaining(["total_counts", "pct_counts_mt", "n_genes"]));
+    expect(table.obs.columnOrder).toEqual(
+      expect.arrayContaining(["total_counts", "pct_counts_mt", "n_genes"]),
+    );
     expect(table.var.columnOrder).toEqual(expect.arrayContaining(["highly_variable", "dispersions_norm"]));
     expectAllCompleted(await s.runRecipe(t.recipe("cluster_markers"), { n_comps: 30 }));
     const clusters = await categories(s, "obs:leiden");
     expect(clusters.size).toBeGreaterThan(3);
     expect(s.session.data.tables.table!.obsm.X_umap).toBeDefined();
-    expect(Object.keys(s.session.data.tables.table!.uns.entries)).toEqual(expect.arrayContaining(["rank_genes_groups", "leiden", "umap", "neighbors", "pca"]));
+    expect(Object.keys(s.session.data.tables.table!.uns.entries)).toEqual(
+      expect.arrayContaining(["rank_genes_groups", "leiden", "umap", "neighbors", "pca"]),
+    );
   });
 
   it("counts_to_clusters, then tsne_diffmap, paga_trajectory and cluster_hierarchy_markers", async () => {
@@ -67,7 +83,9 @@ describe("scanpy recipes end to end", () => {
     expect((await categories(s, "obs:leiden")).size).toBeGreaterThan(3);
     expectAllCompleted(await s.runRecipe(t.recipe("tsne_diffmap"), { n_comps: 30 }));
     const tab = () => s.session.data.tables.table!;
-    expect(Object.keys(tab().obsm)).toEqual(expect.arrayContaining(["X_pca", "X_umap", "X_tsne", "X_diffmap"]));
+    expect(Object.keys(tab().obsm)).toEqual(
+      expect.arrayContaining(["X_pca", "X_umap", "X_tsne", "X_diffmap"]),
+    );
     expectAllCompleted(await s.runRecipe(t.recipe("paga_trajectory"), { n_comps: 30 }));
     expect(tab().uns.entries.paga).toBeDefined();
     expect(tab().obsm.X_draw_graph_fa).toBeDefined();

@@ -21,14 +21,21 @@ const fn = (m: Manifest, name: string): ManifestFunction => {
 
 describe("manifests are generated, never edited", () => {
   it("finds every built-in plugin folder", () => {
-    expect(pluginFolders(PLUGINS).map((d) => d.slice(PLUGINS.length))).toEqual(["scanpy", "tessera", "testkit"]);
+    expect(pluginFolders(PLUGINS).map((d) => d.slice(PLUGINS.length))).toEqual([
+      "scanpy",
+      "tessera",
+      "testkit",
+    ]);
   });
 
-  it.each(["scanpy", "tessera", "testkit"])("regenerating %s gives byte-identical manifest.json", async (name) => {
-    const committed = readFileSync(join(PLUGINS, name, "manifest.json"), "utf8");
-    const fresh = manifestText(await buildManifest(join(PLUGINS, name)));
-    expect(fresh).toBe(committed);
-  });
+  it.each(["scanpy", "tessera", "testkit"])(
+    "regenerating %s gives byte-identical manifest.json",
+    async (name) => {
+      const committed = readFileSync(join(PLUGINS, name, "manifest.json"), "utf8");
+      const fresh = manifestText(await buildManifest(join(PLUGINS, name)));
+      expect(fresh).toBe(committed);
+    },
+  );
 });
 
 describe("tessera manifest", () => {

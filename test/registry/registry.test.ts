@@ -11,13 +11,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
+import { SCANPY_PLUGIN_VERSION } from "../../src/plugins/scanpy/plugin.js";
 import { ParamsError } from "../../src/registry/errors.js";
 import { configuredPlugins, Registry } from "../../src/registry/registry.js";
 import type { Categorical } from "../../src/sdk/data/arrays.js";
 import { applyChange, type Change } from "../../src/sdk/data/change.js";
 import type { SpatialData } from "../../src/sdk/data/spatialdata.js";
 import { generateDemo } from "../../src/sdk/demo/generate.js";
-import { SCANPY_PLUGIN_VERSION } from "../../src/plugins/scanpy/plugin.js";
 import { TESSERA_VERSION } from "../../src/sdk/version.js";
 import { testContext } from "../plugins/context.js";
 
@@ -55,7 +55,9 @@ describe("loading", () => {
         "custom.set_category_colors",
         "read.open_data",
       ]);
-      expect(keys).toEqual(expect.arrayContaining(["sc.pp.normalize_total", "sc.tl.leiden", "sc.get.rank_genes_groups_df"]));
+      expect(keys).toEqual(
+        expect.arrayContaining(["sc.pp.normalize_total", "sc.tl.leiden", "sc.get.rank_genes_groups_df"]),
+      );
       process.env.TESSERA_PLUGINS = "tessera,testkit";
       expect((await Registry.load()).get("custom.noop")).toBeDefined();
     } finally {
