@@ -18,9 +18,9 @@ import { dataFrame } from "../src/sdk/data/dataframe.js";
 import { makeSpatialData, type SpatialData } from "../src/sdk/data/spatialdata.js";
 import { makeTable } from "../src/sdk/data/table.js";
 import { unsDict } from "../src/sdk/data/uns.js";
-import type { OpContext } from "../src/sdk/jobs/operation.js";
 import { Rng } from "../src/sdk/math/rng.js";
 import { exactKnn } from "../src/sdk/math/tsne.js";
+import { benchCtx } from "./context.js";
 
 const D = 50;
 const K = 15;
@@ -78,16 +78,7 @@ function graph(x: Float32Array, n: number): SparseMatrix {
   };
 }
 
-function ctx(): OpContext {
-  return {
-    table: "table",
-    signal: new AbortController().signal,
-    rng: new Rng(0),
-    threads: 1,
-    progress: () => {},
-    log: () => {},
-  };
-}
+const ctx = benchCtx;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

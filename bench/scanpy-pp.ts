@@ -27,8 +27,7 @@ import { applyChange, type Change } from "../src/sdk/data/change.js";
 import { withColumn } from "../src/sdk/data/dataframe.js";
 import { makeSpatialData, type SpatialData } from "../src/sdk/data/spatialdata.js";
 import { makeTable, updateTable } from "../src/sdk/data/table.js";
-import type { OpContext } from "../src/sdk/jobs/operation.js";
-import { Rng } from "../src/sdk/math/rng.js";
+import { benchCtx } from "./context.js";
 import { generateLargeTable } from "./generate.js";
 
 const { values: args } = parseArgs({
@@ -52,16 +51,7 @@ const SCANPY: Record<string, [number, number] | null> = {
   "highly_variable_genes(seurat_v3)": null,
 };
 
-function ctx(): OpContext {
-  return {
-    table: "table",
-    signal: new AbortController().signal,
-    rng: new Rng(0),
-    threads: 1,
-    progress: () => {},
-    log: () => {},
-  };
-}
+const ctx = benchCtx;
 
 function scanpyFigure(step: string, cells: number): string {
   const f = SCANPY[step];

@@ -28,8 +28,7 @@ import { applyChange, type Change } from "../src/sdk/data/change.js";
 import { dataFrame } from "../src/sdk/data/dataframe.js";
 import { makeSpatialData, type SpatialData } from "../src/sdk/data/spatialdata.js";
 import { makeTable } from "../src/sdk/data/table.js";
-import type { OpContext } from "../src/sdk/jobs/operation.js";
-import { Rng } from "../src/sdk/math/rng.js";
+import { benchCtx } from "./context.js";
 import { generateLargeTable } from "./generate.js";
 
 /** scanpy 1.12.3 seconds on this machine class (/work/shared/bench/README.md): 10k×2k, 50k×3k, 200k×5k. */
@@ -76,16 +75,7 @@ function rssSampler(): { reset(): void; peak(): Promise<number>; stop(): Promise
   };
 }
 
-function ctx(): OpContext {
-  return {
-    table: "table",
-    signal: new AbortController().signal,
-    rng: new Rng(0),
-    threads: 1,
-    progress: () => {},
-    log: () => {},
-  };
-}
+const ctx = benchCtx;
 
 type Step = [name: string, run: (sd: SpatialData) => Promise<Change>];
 
