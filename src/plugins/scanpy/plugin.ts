@@ -20,6 +20,7 @@ export const plugin = definePlugin({
     { path: "./cluster.js", namespace: "sc.tl" },
     { path: "./umap.js", namespace: "sc.tl" },
     { path: "./rank.js", namespace: "sc.tl" },
+    { path: "./cell-cycle.js", namespace: "sc.tl" },
     { path: "./embed.js", namespace: "sc.tl" },
     { path: "./trajectory.js", namespace: "sc.tl" },
     { path: "./get.js", namespace: "sc.get" },
