@@ -6,11 +6,12 @@
 import { inventory } from "../../sdk/data/inventory.js";
 import { ensureDemoDataset } from "../../sdk/demo/ensure.js";
 import { openData } from "../../sdk/io/open.js";
+import { readConfig } from "../../sdk/session/config.js";
 import { formatInventory } from "./format-inventory.js";
 
 /** Prepare the demo dataset and print its inventory. */
 export async function startCommand(): Promise<void> {
-  const dataDir = process.env.TESSERA_DATA_DIR ?? ".tessera-data";
+  const { dataDir } = readConfig();
   const { path, created } = await ensureDemoDataset(dataDir);
   process.stdout.write(`${created ? "generated" : "found"} demo dataset ${path}\n`);
   const { sdata } = await openData(path);

@@ -24,6 +24,7 @@ import {
   louvain as louvainKernel,
 } from "../../sdk/math/leiden.js";
 import { Rng } from "../../sdk/math/rng.js";
+import { activeTable } from "./pp-matrix.js";
 
 /** `restrict_to`: an obs categorical key and the categories whose cells are re-clustered. */
 export type RestrictTo = [string, string[]];
@@ -122,18 +123,6 @@ export interface LouvainParams {
   neighbors_key?: string | null;
   /** An obsp key to cluster instead (exclusive with `neighbors_key`). */
   obsp?: string | null;
-}
-
-/** The table an operation works on, or an error naming the tables there are.
- * @internal Helper for the operations of this module, not an operation.
- */
-export function tableOf(sd: SpatialData, name: string): Table {
-  const t = sd.tables[name];
-  if (!t) {
-    const have = Object.keys(sd.tables);
-    throw new Error(`no table "${name}" (tables: ${have.length ? have.join(", ") : "none"})`);
-  }
-  return t;
 }
 
 /** A square sparse matrix from an obsp slot (dense slots are compressed to CSR). */
@@ -319,7 +308,7 @@ interface ClusterRun {
 
 /** Shared body of leiden and louvain: graph, restriction, kernel, labels, Change. */
 async function cluster(sd: SpatialData, run: ClusterRun, ctx: OpContext): Promise<Change> {
-  const t = tableOf(sd, ctx.table);
+  const t = activeTable(sd, ctx, run.op);
   if (!Number.isInteger(run.seed))
     throw new Error(`${run.op}: random_state must be an integer, got ${run.seed}`);
   let adjacency = await chooseGraph(t, ctx.table, run.op, run.obsp, run.neighborsKey, ctx);

@@ -14,19 +14,10 @@ import { forceAtlas2 } from "../../sdk/math/forceatlas2.js";
 import { Rng } from "../../sdk/math/rng.js";
 import { switchCompression } from "../../sdk/math/sparse.js";
 import { tsne as tsneKernel } from "../../sdk/math/tsne.js";
+import { activeTable } from "./pp-matrix.js";
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers (not operations: their first parameter is not a SpatialData)
-
-/**
- * The active table of an operation, or a clear error.
- * @internal
- */
-export function activeTable(sd: SpatialData, ctx: OpContext, op: string): Table {
-  const t = sd.tables[ctx.table];
-  if (!t) throw new Error(`${op}: no table "${ctx.table}"`);
-  return t;
-}
 
 /** A cell representation as n×d row-major numbers. */
 export interface Representation {

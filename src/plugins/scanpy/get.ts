@@ -14,20 +14,11 @@ import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import type { AxisArray, Table } from "../../sdk/data/table.js";
 import { isUnsDict, type UnsDict, type UnsValue, unsGet } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
+import { activeTable } from "./pp-matrix.js";
 
 // ---------------------------------------------------------------------------------------------
 // Shared accessors (helpers: their first parameter is not SpatialData, so the build skips them)
 // ---------------------------------------------------------------------------------------------
-
-/**
- * The active table, or an error naming the missing table.
- * @internal
- */
-export function tableOf(sd: SpatialData, ctx: OpContext, op: string): Table {
-  const t = sd.tables[ctx.table];
-  if (!t) throw new Error(`${op}: no table "${ctx.table}" in the data`);
-  return t;
-}
 
 /** The matrix an operation reads, with the gene names and var frame that go with it. */
 export interface ExpressionSource {
@@ -288,7 +279,7 @@ function axisColumn(a: AxisArray, key: string, idx: number, op: string): JsonCel
  */
 export async function obs_df(sd: SpatialData, params: ObsDfParams, ctx: OpContext): Promise<FrameJson> {
   const op = "obs_df";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const keys = params.keys ?? [];
   const useRaw = params.use_raw ?? false;
   if (useRaw && params.layer)
@@ -349,7 +340,7 @@ export interface VarDfParams {
  */
 export async function var_df(sd: SpatialData, params: VarDfParams, ctx: OpContext): Promise<FrameJson> {
   const op = "var_df";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const keys = params.keys ?? [];
   const { colKeys, indexKeys } = checkIndices(t.var, names(t.obs.index), keys, "var", null, op);
   const columns: Record<string, JsonCell[]> = {};
@@ -425,7 +416,7 @@ export async function rank_genes_groups_df(
   ctx: OpContext,
 ): Promise<RowsJson> {
   const op = "rank_genes_groups_df";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const key = params.key ?? "rank_genes_groups";
   const entry = t.uns.entries[key];
   if (!isUnsDict(entry)) throw new Error(`${op}: no rank_genes_groups results in uns "${key}"`);
@@ -605,7 +596,7 @@ export async function aggregate(
   ctx: OpContext,
 ): Promise<AggregateJson> {
   const op = "aggregate";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const by = typeof params.by === "string" ? [params.by] : params.by;
   if (by.length === 0) throw new Error(`${op}: "by" names no column`);
   const funcs = new Set(typeof params.func === "string" ? [params.func] : params.func);

@@ -35,6 +35,7 @@ import {
 import { Rng } from "../../sdk/math/rng.js";
 import { switchCompression } from "../../sdk/math/sparse.js";
 import { dataOperator, lanczosSvd, project } from "../../sdk/math/svd.js";
+import { activeTable } from "./pp-matrix.js";
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
@@ -43,13 +44,6 @@ import { dataOperator, lanczosSvd, project } from "../../sdk/math/svd.js";
 const GIB = 1024 ** 3;
 /** Default ceiling for a densified matrix (`max_dense_gib`). */
 const DEFAULT_MAX_DENSE_GIB = 8;
-
-/** The active table, or a clear error naming the missing table. */
-function activeTable(sd: SpatialData, ctx: OpContext, op: string): Table {
-  const t = sd.tables[ctx.table];
-  if (!t) throw new Error(`${op}: no table "${ctx.table}" in the data`);
-  return t;
-}
 
 /** X or `layers[layer]` of a table, read if lazy. */
 async function matrixOf(t: Table, layer: string | null | undefined, op: string): Promise<Matrix> {

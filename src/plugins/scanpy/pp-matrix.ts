@@ -19,8 +19,14 @@ import { loadMatrix, type MatrixSlot } from "../../sdk/data/lazy.js";
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import { type AxisArray, makeTable, type RawTable, type Table } from "../../sdk/data/table.js";
 import { isUnsDict, type UnsDict, type UnsValue, unsDict } from "../../sdk/data/uns.js";
+import type { OpContext } from "../../sdk/jobs/operation.js";
 import { csrSubsetColumns, csrSubsetRows, numberData } from "../../sdk/math/csr.js";
 import { allocIndex, switchCompression } from "../../sdk/math/sparse.js";
+
+/** The active table of an operation (`ctx.table`), or an error naming the operation and the tables. */
+export function activeTable(sd: SpatialData, ctx: Pick<OpContext, "table">, op: string): Table {
+  return getTable(sd, ctx.table, op);
+}
 
 /** The table an operation works on (`sd.tables[name]`), or a clear error. */
 export function getTable(sd: SpatialData, name: string, op: string): Table {

@@ -26,13 +26,13 @@ import {
 import { switchCompression } from "../../sdk/math/sparse.js";
 import { batchedDispersionHvg, dispersionHvg, type HvgCutoffs, seuratV3Hvg } from "./pp-hvg.js";
 import {
+  activeTable,
   asCsr,
   boolColumn,
   boolMask,
   f32Column,
   f64Column,
   getMatrix,
-  getTable,
   i32Column,
   subsetObs,
   subsetVar,
@@ -78,11 +78,6 @@ export interface CalculateQcMetricsParams {
   log1p?: boolean;
 }
 
-/** The active table, or an error naming the operation. */
-function tableOf(sd: SpatialData, ctx: OpContext, op: string): Table {
-  return getTable(sd, ctx.table, op);
-}
-
 /**
  * Calculate quality-control metrics per cell and per gene (scanpy's `calculate_qc_metrics`, scater's
  * `calculateQCMetrics`). Writes obs `n_genes_by_counts`, `total_counts`, `pct_counts_in_top_<n>_genes`,
@@ -95,7 +90,7 @@ export async function calculate_qc_metrics(
   ctx: OpContext,
 ): Promise<Change> {
   const op = "calculate_qc_metrics";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const expr = params.expr_type ?? "counts";
   const vt = params.var_type ?? "genes";
   const log1p = params.log1p ?? true;
@@ -202,7 +197,7 @@ export async function filter_cells(
     ["min_counts", "min_genes", "max_counts", "max_genes"],
     op,
   );
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const x = asCsr(await getMatrix(t, null, op));
   ctx.progress(0.1);
   const byGenes = which.endsWith("genes");
@@ -277,7 +272,7 @@ export async function filter_genes(
     ["min_counts", "min_cells", "max_counts", "max_cells"],
     op,
   );
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const x = asCsr(await getMatrix(t, null, op));
   ctx.progress(0.1);
   const byCells = which.endsWith("cells");
@@ -352,7 +347,7 @@ export async function normalize_total(
   ctx: OpContext,
 ): Promise<Change> {
   const op = "normalize_total";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const maxFraction = params.max_fraction ?? 0.05;
   if (maxFraction < 0 || maxFraction > 1)
     throw new Error(`${op}: choose max_fraction between 0 and 1 (got ${maxFraction})`);
@@ -454,7 +449,7 @@ export interface Log1pParams {
  */
 export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext): Promise<Change> {
   const op = "log1p";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   if (unsGet(t.uns, "log1p") !== undefined) ctx.log("adata.X seems to be already log-transformed.");
   const x = await getMatrix(t, params.layer, op);
   const base = params.base ?? null;
@@ -608,7 +603,7 @@ export async function highly_variable_genes(
   ctx: OpContext,
 ): Promise<Change> {
   const op = "highly_variable_genes";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const flavor = params.flavor ?? "seurat";
   const x = asCsr(await getMatrix(t, params.layer, op));
   ctx.progress(0.1);
@@ -719,7 +714,7 @@ export interface ScaleParams {
  */
 export async function scale(sd: SpatialData, params: ScaleParams, ctx: OpContext): Promise<Change> {
   const op = "scale";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const x = await getMatrix(t, params.layer, op);
   const zeroCenter = params.zero_center ?? true;
   const maxValue = params.max_value ?? null;

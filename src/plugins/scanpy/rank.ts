@@ -27,7 +27,8 @@ import type { OpContext } from "../../sdk/jobs/operation.js";
 import { Rng } from "../../sdk/math/rng.js";
 import { switchCompression } from "../../sdk/math/sparse.js";
 import { benjaminiHochberg, normalSf, tieCorrection, welchTTest } from "../../sdk/math/stats.js";
-import { expressionSource, type Grouping, groupingOf, matrixColumns, tableOf } from "./get.js";
+import { expressionSource, type Grouping, groupingOf, matrixColumns } from "./get.js";
+import { activeTable } from "./pp-matrix.js";
 
 // ---------------------------------------------------------------------------------------------
 // rank_genes_groups
@@ -986,7 +987,7 @@ export async function rank_genes_groups(
   ctx: OpContext,
 ): Promise<Change> {
   const op = "rank_genes_groups";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const method = params.method ?? "t-test";
   const corr = params.corr_method ?? "benjamini-hochberg";
   const reference = params.reference ?? "rest";
@@ -1179,7 +1180,7 @@ export async function filter_rank_genes_groups(
   ctx: OpContext,
 ): Promise<Change> {
   const op = "filter_rank_genes_groups";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const key = params.key ?? "rank_genes_groups";
   const entry = t.uns.entries[key];
   if (!isUnsDict(entry)) throw new Error(`${op}: no rank_genes_groups results in uns "${key}"`);
@@ -1433,7 +1434,7 @@ export async function score_genes(
   ctx: OpContext,
 ): Promise<Change> {
   const op = "score_genes";
-  const t = tableOf(sd, ctx, op);
+  const t = activeTable(sd, ctx, op);
   const src = await expressionSource(t, params.use_raw, params.layer, op);
   const x = src.matrix;
   const at = new Map(src.varNames.map((g, i) => [g, i]));

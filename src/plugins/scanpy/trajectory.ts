@@ -12,7 +12,6 @@ import { type UnsDict, type UnsValue, unsGet } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { switchCompression } from "../../sdk/math/sparse.js";
 import {
-  activeTable,
   categoricalObs,
   chooseRepresentation,
   diffmapWrites,
@@ -20,6 +19,7 @@ import {
   neighborsKeys,
   obspGraph,
 } from "./embed.js";
+import { activeTable } from "./pp-matrix.js";
 
 // ---------------------------------------------------------------------------------------------
 // helpers

@@ -12,7 +12,8 @@ import { isUnsDict, type UnsValue, unsGet } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { Rng } from "../../sdk/math/rng.js";
 import { findAbParams, umapLayout } from "../../sdk/math/umap-layout.js";
-import { chooseGraph, tableOf } from "./cluster.js";
+import { chooseGraph } from "./cluster.js";
+import { activeTable } from "./pp-matrix.js";
 
 /** Params of `umap`. */
 export interface UmapParams {
@@ -122,7 +123,7 @@ function leadingColumns(values: ArrayLike<number>, n: number, width: number, col
  * `random_state`). Run `sc.pp.neighbors` first.
  */
 export async function umap(sd: SpatialData, params: UmapParams, ctx: OpContext): Promise<Change> {
-  const t = tableOf(sd, ctx.table);
+  const t = activeTable(sd, ctx, "umap");
   const minDist = params.min_dist ?? 0.5;
   const spread = params.spread ?? 1;
   const dim = params.n_components ?? 2;

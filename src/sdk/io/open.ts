@@ -10,7 +10,7 @@ import type { Table } from "../data/table.js";
 import { readH5ad } from "./anndata/read-h5ad.js";
 import { readAnnDataZarr } from "./anndata/read-zarr.js";
 import type { AppState } from "./checkpoint/app-state.js";
-import { hasSidecar, openCheckpoint } from "./checkpoint/read.js";
+import { checkpointFromStore, hasSidecar } from "./checkpoint/read.js";
 import { datasetName } from "./checkpoint/write.js";
 import { openOmeZarr } from "./ome/read.js";
 import { isSpatialDataRoot, readSpatialData } from "./spatialdata/read.js";
@@ -57,8 +57,8 @@ export async function openData(location: string): Promise<OpenResult> {
 
   const store = await openStore(location);
   const tree = await openZarr(store);
-  if (await hasSidecar(store)) {
-    const cp = await openCheckpoint(location);
+  if (await hasSidecar(tree)) {
+    const cp = await checkpointFromStore(store, tree, location);
     return { sdata: cp.sdata, warnings: cp.warnings, format: "checkpoint", appState: cp.appState };
   }
   const rootAttrs = await tree.attrs("");
@@ -85,7 +85,7 @@ export async function openData(location: string): Promise<OpenResult> {
     return { sdata: tableOnly(table, location, "anndata-zarr"), warnings, format: "anndata-zarr" };
   }
   if (isSpatialDataRoot(rootAttrs, children)) {
-    const { sdata, warnings } = await readSpatialData(store);
+    const { sdata, warnings } = await readSpatialData(store, { tree });
     return { sdata, warnings, format: "spatialdata-zarr" };
   }
   const ome =

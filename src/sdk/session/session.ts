@@ -22,7 +22,7 @@ import {
   emptyAppState,
   type PlotEntry,
 } from "../io/checkpoint/app-state.js";
-import { type Checkpoint, hasSidecar, openCheckpoint, readFigure } from "../io/checkpoint/read.js";
+import { type Checkpoint, checkpointFromStore, hasSidecar, readFigure } from "../io/checkpoint/read.js";
 import { validateAppState } from "../io/checkpoint/validate.js";
 import {
   datasetName,
@@ -32,7 +32,9 @@ import {
 } from "../io/checkpoint/write.js";
 import { openData } from "../io/open.js";
 import { openStore } from "../io/store/open-store.js";
+import type { ReadableStore } from "../io/store/types.js";
 import type { WrittenZip } from "../io/store/zip-writer.js";
+import { openZarr, type ZarrTree } from "../io/zarr/open.js";
 import type { OpContext, PlotResult } from "../jobs/operation.js";
 import { SerialQueue } from "../jobs/queue.js";
 import { Rng } from "../math/rng.js";
@@ -972,18 +974,21 @@ export class Session {
     progress: (m: string, pct: number) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    let isCheckpoint = false;
+    // Open the store and its metadata once: they tell a checkpoint apart and then serve its reading.
+    let opened: { store: ReadableStore; tree: ZarrTree } | null = null;
     if (!/\.(h5ad|tiff?|companion\.ome)$/i.test(path)) {
       try {
-        isCheckpoint = await hasSidecar(await openStore(path));
+        const store = await openStore(path);
+        const tree = await openZarr(store);
+        if (await hasSidecar(tree)) opened = { store, tree };
       } catch {
         // Not a zarr store (or unreadable): `openData` below says what is wrong.
       }
     }
     signal.throwIfAborted();
-    if (isCheckpoint) {
+    if (opened) {
       progress("reading the checkpoint", 20);
-      const cp = await openCheckpoint(path);
+      const cp = await checkpointFromStore(opened.store, opened.tree, path);
       signal.throwIfAborted();
       progress("restoring the app state", 80);
       this.checkpoint = cp;

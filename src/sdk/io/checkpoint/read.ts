@@ -9,7 +9,7 @@ import { readSpatialData } from "../spatialdata/read.js";
 import { type OpenStoreOptions, openStore } from "../store/open-store.js";
 import type { ReadableStore } from "../store/types.js";
 import { registerCodecs } from "../zarr/codecs.js";
-import { openZarr } from "../zarr/open.js";
+import { openZarr, type ZarrTree } from "../zarr/open.js";
 import type { AppState } from "./app-state.js";
 import {
   FIGURES_PATH,
@@ -36,8 +36,7 @@ export interface Checkpoint {
 const RESAVE = "open the data in Tessera and save it again to write a current checkpoint";
 
 /** Read the sidecar of an opened store, or throw the re-save message. */
-async function readSidecar(store: ReadableStore): Promise<ViewerSidecar> {
-  const tree = await openZarr(store);
+async function readSidecar(store: ReadableStore, tree: ZarrTree): Promise<ViewerSidecar> {
   const node = await tree.node("viewer");
   const sidecar = node?.attributes?.[SIDECAR_ATTR] as ViewerSidecar | undefined;
   if (!sidecar) throw new Error(`${store.location}: this checkpoint has no viewer/ sidecar; ${RESAVE}`);
@@ -65,8 +64,22 @@ async function readBlob(store: ReadableStore, path: string): Promise<Uint8Array>
 /** Open a checkpoint from a local path or an `http(s)://` URL. */
 export async function openCheckpoint(location: string, opts: OpenStoreOptions = {}): Promise<Checkpoint> {
   const store = await openStore(location, opts);
-  const sidecar = await readSidecar(store);
-  const { sdata, warnings } = await readSpatialData(store);
+  return checkpointFromStore(store, await openZarr(store), location);
+}
+
+/**
+ * A checkpoint from a store and zarr tree already opened (as `openData` has them after detecting the
+ * format), so the zip directory and the consolidated metadata are read once.
+ */
+export async function checkpointFromStore(
+  raw: ReadableStore,
+  tree: ZarrTree,
+  location: string,
+): Promise<Checkpoint> {
+  const sidecar = await readSidecar(raw, tree);
+  const { sdata, warnings } = await readSpatialData(raw, { tree });
+  // Metadata reads go through the tree's store, which answers them from the consolidated index.
+  const store = tree.store;
   let appState: AppState;
   try {
     appState = JSON.parse(new TextDecoder().decode(await readBlob(store, sidecar.app_state))) as AppState;
@@ -87,9 +100,8 @@ export async function openCheckpoint(location: string, opts: OpenStoreOptions = 
   };
 }
 
-/** Whether an opened store is a checkpoint (has the viewer sidecar group). */
-export async function hasSidecar(store: ReadableStore): Promise<boolean> {
-  const tree = await openZarr(store);
+/** Whether an opened zarr tree is a checkpoint (has the viewer sidecar group). */
+export async function hasSidecar(tree: ZarrTree): Promise<boolean> {
   const node = await tree.node("viewer");
   return Boolean(node?.attributes?.[SIDECAR_ATTR]);
 }

@@ -25,6 +25,8 @@ export interface ReadResult {
 export interface ReadSpatialDataOptions {
   /** Read only these families (default: all five). */
   only?: readonly ("images" | "labels" | "points" | "shapes" | "tables")[];
+  /** The store's zarr tree when the caller has opened it already (saves reading the metadata again). */
+  tree?: ZarrTree;
 }
 
 /** Whether root attrs and children look like a SpatialData store. */
@@ -44,7 +46,7 @@ export async function readSpatialData(
   store: ReadableStore,
   opts: ReadSpatialDataOptions = {},
 ): Promise<ReadResult> {
-  const tree = await openZarr(store);
+  const tree = opts.tree ?? (await openZarr(store));
   const warnings: string[] = [];
   const rootAttrs = await tree.attrs("");
   const sdAttrs = (rootAttrs.spatialdata_attrs ?? {}) as Record<string, unknown>;

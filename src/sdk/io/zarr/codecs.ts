@@ -135,43 +135,36 @@ function call(fn: (cb: (err: Error | null, out: Uint8Array) => void) => void): P
   );
 }
 
-/** `gzip` (v3) / `numcodecs.gzip` (v2) bytes-to-bytes codec, encoding included. */
-class GzipCodec {
-  readonly kind = "bytes_to_bytes" as const;
-  constructor(readonly level = 1) {}
-  static fromConfig(config: { level?: number } | undefined): GzipCodec {
-    return new GzipCodec(config?.level ?? 1);
-  }
-  async encode(bytes: Uint8Array): Promise<Uint8Array> {
-    const z = await nodeZlib();
-    if (z) return call((cb) => z.gzip(bytes, { level: this.level }, cb));
-    return viaStream(bytes, "gzip", true);
-  }
-  async decode(bytes: Uint8Array): Promise<Uint8Array> {
-    const z = await nodeZlib();
-    if (z) return call((cb) => z.gunzip(bytes, cb));
-    return viaStream(bytes, "gzip", false);
-  }
+/**
+ * A deflate-family bytes-to-bytes codec with encoding: `gzip` (v3 / `numcodecs.gzip`) or `zlib`
+ * (v2 numcodecs, deflate with the zlib header). node:zlib where present, else the web streams.
+ */
+function deflateCodec(format: "gzip" | "deflate") {
+  return class DeflateCodec {
+    readonly kind = "bytes_to_bytes" as const;
+    constructor(readonly level = 1) {}
+    static fromConfig(config: { level?: number } | undefined): DeflateCodec {
+      return new DeflateCodec(config?.level ?? 1);
+    }
+    async encode(bytes: Uint8Array): Promise<Uint8Array> {
+      const z = await nodeZlib();
+      if (!z) return viaStream(bytes, format, true);
+      return format === "gzip"
+        ? call((cb) => z.gzip(bytes, { level: this.level }, cb))
+        : call((cb) => z.deflate(bytes, { level: this.level }, cb));
+    }
+    async decode(bytes: Uint8Array): Promise<Uint8Array> {
+      const z = await nodeZlib();
+      if (!z) return viaStream(bytes, format, false);
+      return format === "gzip" ? call((cb) => z.gunzip(bytes, cb)) : call((cb) => z.inflate(bytes, cb));
+    }
+  };
 }
 
-/** `zlib` (v2 numcodecs) bytes-to-bytes codec: deflate with the zlib header, encoding included. */
-class ZlibCodec {
-  readonly kind = "bytes_to_bytes" as const;
-  constructor(readonly level = 1) {}
-  static fromConfig(config: { level?: number } | undefined): ZlibCodec {
-    return new ZlibCodec(config?.level ?? 1);
-  }
-  async encode(bytes: Uint8Array): Promise<Uint8Array> {
-    const z = await nodeZlib();
-    if (z) return call((cb) => z.deflate(bytes, { level: this.level }, cb));
-    return viaStream(bytes, "deflate", true);
-  }
-  async decode(bytes: Uint8Array): Promise<Uint8Array> {
-    const z = await nodeZlib();
-    if (z) return call((cb) => z.inflate(bytes, cb));
-    return viaStream(bytes, "deflate", false);
-  }
-}
+/** `gzip` codec with encoding. */
+const GzipCodec = deflateCodec("gzip");
+/** `zlib` codec with encoding. */
+const ZlibCodec = deflateCodec("deflate");
 
 /** A bytes-to-bytes codec as numcodecs exposes it. */
 interface InnerCodec {
