@@ -3,7 +3,7 @@
  *
  *   tessera inspect PATH [--json] [--field FIELDPATH] [--table NAME]
  *   tessera convert IN OUT.sdata.zarr.zip
- *   tessera start            (demo data + inventory until the server exists)
+ *   tessera start            (serve the API with the demo dataset open)
  *   tessera run RECIPE --input PATH --output OUT.sdata.zarr.zip [--param k=v]…
  *   tessera functions [--json] [--coverage]
  */
@@ -22,7 +22,8 @@ const USAGE = `usage:
   tessera convert IN OUT.sdata.zarr.zip
       write any readable input as a Tessera checkpoint
   tessera start
-      generate the demo dataset into the data dir if it is empty and print its inventory
+      serve the HTTP API on TESSERA_HOST:TESSERA_PORT (default 127.0.0.1:8000) with the dataset of
+      the data dir open (the generated demo dataset when the data dir is empty)
   tessera functions [--json] [--coverage]
       list the operations of the plugins in TESSERA_PLUGINS (default: tessera); --json prints the
       GET /api/functions envelope; --coverage lists the param names no widget rule matched

@@ -1,22 +1,30 @@
 /**
- * `tessera start` (what `npm start` runs): until the HTTP service exists it makes sure the demo
- * dataset is in the data dir and prints its inventory.
+ * `tessera start` (what `npm start` runs): make sure the data dir holds a dataset (the generated
+ * demo when it is empty), start the HTTP service on `TESSERA_HOST:TESSERA_PORT`, and open that
+ * dataset as the first session so a client finds something to look at.
  */
 
-import { inventory } from "../../sdk/data/inventory.js";
 import { ensureDemoDataset } from "../../sdk/demo/ensure.js";
-import { openData } from "../../sdk/io/open.js";
 import { readConfig } from "../../sdk/session/config.js";
-import { formatInventory } from "./format-inventory.js";
+import { startServer } from "../http/server.js";
 
-/** Prepare the demo dataset and print its inventory. */
+/** Serve the API with the demo dataset open; stops on SIGINT/SIGTERM. */
 export async function startCommand(): Promise<void> {
-  const { dataDir } = readConfig();
-  const { path, created } = await ensureDemoDataset(dataDir);
+  const config = readConfig();
+  const { path, created } = await ensureDemoDataset(config.dataDir);
   process.stdout.write(`${created ? "generated" : "found"} demo dataset ${path}\n`);
-  const { sdata } = await openData(path);
-  process.stdout.write(formatInventory(path, inventory(sdata)));
+  const server = await startServer({ logger: false });
+  const session = await server.service.createSession({ source: { kind: "load", path } });
+  await session.ready;
   process.stdout.write(
-    "The HTTP service is not built yet: this command only prints the demo dataset's inventory.\n",
+    `session ${session.id} (${session.name}): ${session.status}${session.summary().error ? ` — ${session.summary().error}` : ""}\n`,
   );
+  process.stdout.write(`Tessera is serving ${config.dataDir} at ${server.url}/api (Ctrl-C stops)\n`);
+  const stop = async (signal: string) => {
+    process.stdout.write(`\n${signal}: shutting down (waiting for saves in progress)\n`);
+    await server.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void stop("SIGINT"));
+  process.once("SIGTERM", () => void stop("SIGTERM"));
 }

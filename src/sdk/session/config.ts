@@ -12,6 +12,10 @@ import { fileURLToPath } from "node:url";
 export interface ServiceConfig {
   /** `TESSERA_DATA_DIR`: the single read-write data folder, absolute (default `./.tessera-data`). */
   readonly dataDir: string;
+  /** TESSERA_PORT: the HTTP port (default 8000). */
+  readonly port: number;
+  /** TESSERA_HOST: the address the HTTP server binds (default 127.0.0.1: the API has no accounts). */
+  readonly host: string;
   /** `TESSERA_WORK_DIR`: working set (unpacked archives, raster caches); default `<tmp>/tessera-work`. */
   readonly workDir: string;
   /** `TESSERA_WORK_DIR_IN_RAM`: the working dir is RAM-backed and counts in admission (default false). */
@@ -154,6 +158,8 @@ export function readConfig(env: Env = process.env): ServiceConfig {
   const plugins = raw("TESSERA_PLUGINS");
   return {
     dataDir: resolve(raw("TESSERA_DATA_DIR") ?? "./.tessera-data"),
+    port: num("TESSERA_PORT", 8000, { integer: true, min: 0 }),
+    host: raw("TESSERA_HOST") ?? "127.0.0.1",
     workDir: resolve(raw("TESSERA_WORK_DIR") ?? join(tmpdir(), "tessera-work")),
     workDirInRam: bool("TESSERA_WORK_DIR_IN_RAM", false),
     workTmpfsPct: num("TESSERA_WORK_TMPFS_PCT", 85, { min: 0 }),

@@ -51,3 +51,24 @@ export class LimitError extends TesseraError {
     super(message, 503);
   }
 }
+
+/** A mutating call on a session whose edit lock another viewer holds (423). */
+export class LockedError extends TesseraError {
+  constructor(holderName: string) {
+    super(`session is locked by ${holderName}`, 423);
+  }
+}
+
+/** Taking an edit lock another viewer holds (409). */
+export class LockConflictError extends TesseraError {
+  constructor(message: string) {
+    super(message, 409);
+  }
+}
+
+/** Releasing an edit lock the caller does not hold (403). */
+export class ForbiddenError extends TesseraError {
+  constructor(message: string) {
+    super(message, 403);
+  }
+}

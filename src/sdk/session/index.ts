@@ -6,6 +6,13 @@ export * from "./errors.js";
 export { defaultActiveTable, describeFields } from "./fields.js";
 export { SessionFunctions } from "./functions.js";
 export { containParams, containPath, isPathParam, PATH_PARAM_NAMES, type PathSchema } from "./paths.js";
+export {
+  type Heartbeat,
+  Presence,
+  type PresenceOptions,
+  type PresenceView,
+  type SessionPresence,
+} from "./presence.js";
 export { prefixFromName, resolveSaveTarget, type SaveTarget, validPrefix } from "./save.js";
 export { Service, type ServiceOptions } from "./service.js";
 export { type RecipeRun, Session, type SessionDeps, type SessionInit } from "./session.js";

@@ -11,6 +11,7 @@ import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
 import { type Env, readConfig, type ServiceConfig } from "./config.js";
 import { BadRequestError, LimitError, NotFoundError } from "./errors.js";
 import { SessionFunctions } from "./functions.js";
+import { Presence } from "./presence.js";
 import { Session } from "./session.js";
 import type { CreateSessionRequest, SessionSummary } from "./types.js";
 
@@ -40,6 +41,8 @@ export class Service {
   readonly functions: SessionFunctions;
   /** Recipes discovered in `config.recipesDir` at startup. */
   readonly recipes: RecipeCatalog;
+  /** Viewers and the per-session edit locks. */
+  readonly presence: Presence;
   private readonly sessionMap = new Map<string, Session>();
   private readonly ownsPool: boolean;
   private creating = 0;
@@ -60,6 +63,13 @@ export class Service {
     this.functions = new SessionFunctions(registry);
     this.recipes = recipes;
     this.ownsPool = ownsPool;
+    this.presence = new Presence({
+      timeoutS: config.presenceTimeoutS,
+      agentTimeoutS: config.mcpIdleReleaseS,
+      sessionExists: (id) => this.sessionMap.has(id),
+      onChange: (view) => bus.emit("presence.updated", view),
+    });
+    this.presence.startSweeper();
   }
 
   /**
@@ -140,6 +150,7 @@ export class Service {
         throw new Error(`session ${id}: save before closing failed: ${out.error}`);
     }
     this.sessionMap.delete(id);
+    this.presence.dropSession(id);
     await s.close();
     this.bus.emit("session.removed", { session_id: id, reason: "closed" });
   }
@@ -148,6 +159,7 @@ export class Service {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.presence.stop();
     for (const id of [...this.sessionMap.keys()]) await this.deleteSession(id);
     if (this.ownsPool) await this.pool.destroy();
   }

@@ -1,0 +1,44 @@
+/**
+ * What routes read off a request: the caller's client id and display name (headers
+ * `X-Tessera-Client-Id`, `X-Tessera-Client-Name`), and the session a path names, checked against the
+ * edit lock when the route mutates.
+ */
+import type { FastifyRequest } from "fastify";
+import type { Service } from "../../sdk/session/service.js";
+import type { Session } from "../../sdk/session/session.js";
+
+/** Header carrying the client-minted uuid that identifies a lock holder. */
+export const CLIENT_ID_HEADER = "x-tessera-client-id";
+/** Optional header carrying the caller's display name (shown to other viewers as the lock holder). */
+export const CLIENT_NAME_HEADER = "x-tessera-client-name";
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s?.trim() ? s.trim() : undefined;
+}
+
+/** The caller's client id, or undefined (CLI, scripts, test harnesses). */
+export function clientId(req: FastifyRequest): string | undefined {
+  return header(req, CLIENT_ID_HEADER);
+}
+
+/** The caller's display name, or undefined. */
+export function clientName(req: FastifyRequest): string | undefined {
+  return header(req, CLIENT_NAME_HEADER);
+}
+
+/** The session named by the route (404 when unknown). Read routes are never gated. */
+export function readSession(service: Service, id: string): Session {
+  return service.session(id);
+}
+
+/**
+ * The session named by a mutating route, after the edit-lock gate: 404 when unknown, 423 while
+ * another viewer holds the lock; a caller with a client id takes a free lock.
+ */
+export function mutableSession(service: Service, req: FastifyRequest, id: string): Session {
+  const s = service.session(id);
+  service.presence.assertMutable(id, clientId(req), clientName(req));
+  return s;
+}
