@@ -38,6 +38,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   const port = opts.port ?? service.config.port;
   const host = opts.host ?? service.config.host;
   await app.listen({ port, host });
+  service.resources.start();
   const addr = app.server.address();
   const actualPort = typeof addr === "object" && addr ? addr.port : port;
   const shownHost = host.includes(":") ? `[${host}]` : host;
@@ -48,6 +49,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     url: `http://${shownHost}:${actualPort}`,
     close() {
       closing ??= (async () => {
+        service.resources.stop();
         await app.close();
         if (!opts.service) {
           const idle = Promise.all(service.sessions().map((s) => s.idle()));

@@ -8,6 +8,7 @@ import { Registry } from "../../registry/registry.js";
 import { EventBus } from "../events/bus.js";
 import { WorkerPool } from "../jobs/pool.js";
 import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
+import { ResourceMonitor } from "../resources/monitor.js";
 import { type Env, readConfig, type ServiceConfig } from "./config.js";
 import { BadRequestError, LimitError, NotFoundError } from "./errors.js";
 import { SessionFunctions } from "./functions.js";
@@ -43,6 +44,8 @@ export class Service {
   readonly recipes: RecipeCatalog;
   /** Viewers and the per-session edit locks. */
   readonly presence: Presence;
+  /** Resource samples and memory admission. */
+  readonly resources: ResourceMonitor;
   private readonly sessionMap = new Map<string, Session>();
   private readonly ownsPool: boolean;
   private creating = 0;
@@ -70,6 +73,13 @@ export class Service {
       onChange: (view) => bus.emit("presence.updated", view),
     });
     this.presence.startSweeper();
+    this.resources = new ResourceMonitor({
+      config,
+      perSession: () => Object.fromEntries(this.sessions().map((s) => [s.id, s.summary().resident_mb])),
+      emit: (event, data) => bus.emit(event, data as never),
+    });
+    // Sampling (resource.sample events) is started by whoever serves clients (the HTTP server);
+    // admission works without it.
   }
 
   /**
@@ -104,6 +114,7 @@ export class Service {
         `at most ${this.config.maxSessions} sessions may be open (TESSERA_MAX_SESSIONS); close one first`,
       );
     }
+    this.resources.admit("opening a session");
     this.creating++;
     try {
       const s = await Session.create(
@@ -160,6 +171,7 @@ export class Service {
     if (this.closed) return;
     this.closed = true;
     this.presence.stop();
+    this.resources.stop();
     for (const id of [...this.sessionMap.keys()]) await this.deleteSession(id);
     if (this.ownsPool) await this.pool.destroy();
   }

@@ -56,3 +56,28 @@ describe("the app's shared behaviour", () => {
     }
   });
 });
+
+describe("resource samples", () => {
+  it("the running server emits resource.sample at TESSERA_RESOURCE_HZ with the spec's fields", async () => {
+    const s = await startTestServer({ config: { resourceHz: 20 } });
+    try {
+      const id = await s.openDemo();
+      const seen: { event: string; data: unknown }[] = [];
+      const stop = s.server.service.bus.subscribe((e) => {
+        seen.push(e);
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      stop();
+      const samples = seen.filter((e) => e.event === "resource.sample");
+      expect(samples.length).toBeGreaterThanOrEqual(3);
+      const d = samples.at(-1)!.data as { global: Record<string, number>; per_session: Record<string, number> };
+      expect(Object.keys(d.global).sort()).toEqual(
+        ["cpu_count", "cpu_pct", "rasters_mb", "rss_mb", "rss_pct", "work_dir_mb"].sort(),
+      );
+      expect(d.global.rss_mb).toBeGreaterThan(10);
+      expect(d.per_session[id]).toBeGreaterThan(0);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -56,6 +56,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       computePoolWorkers: 2,
       nThreads: 1,
       workDir: join(dataDir, ".work"),
+      // No resource.sample events unless a test asks: event streams stay deterministic.
+      resourceHz: 0,
       ...opts.config,
     },
     port: 0,
