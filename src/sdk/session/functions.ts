@@ -4,6 +4,7 @@
  * loading go through here so the rest of the session never special-cases the built-ins.
  */
 import { Ajv, type ValidateFunction } from "ajv";
+import { ParamsError } from "../../registry/errors.js";
 import type { Operation } from "../jobs/operation.js";
 import { BUILTIN_LIBRARY, READ_DATA_ENTRY, read_data } from "./builtin-readers.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
@@ -61,7 +62,15 @@ export class SessionFunctions {
 
   /** Validate `params` for `key`: a copy with defaults filled, or the registry's error naming the field. */
   validate(key: string, params: unknown): Record<string, unknown> {
-    if (this.registry.get(key)) return this.registry.validate(key, params);
+    if (this.registry.get(key)) {
+      try {
+        return this.registry.validate(key, params);
+      } catch (err) {
+        // The registry's ParamsError is a plain Error; bad params are the caller's fault (400).
+        if (err instanceof ParamsError) throw new BadRequestError(err.message);
+        throw err;
+      }
+    }
     const b = this.fallbacks.get(key);
     if (!b) throw new NotFoundError(`unknown function ${key}`);
     const copy = structuredClone(params ?? {}) as Record<string, unknown>;
