@@ -19,6 +19,8 @@ export interface HttpAppOptions {
   logger?: boolean;
   /** Largest accepted request body in bytes (default 64 MiB: cell index lists of a million cells). */
   bodyLimit?: number;
+  /** Interval of the event stream's `: keepalive` comment on an idle stream, ms (default 15 000). */
+  sseKeepaliveMs?: number;
 }
 
 /** Response types that are gzip-encoded when the client allows it and always carry `Vary`. */
@@ -54,7 +56,7 @@ export async function buildApp(opts: HttpAppOptions): Promise<FastifyInstance> {
     }
     return payload;
   });
-  const deps = { service: opts.service };
+  const deps = { service: opts.service, sseKeepaliveMs: opts.sseKeepaliveMs ?? 15_000 };
   for (const register of ROUTES) register(app, deps);
   return app;
 }

@@ -5,6 +5,8 @@ import type { Service } from "../../sdk/session/service.js";
 /** The dependencies of the route modules: the service they drive. */
 export interface RouteDeps {
   readonly service: Service;
+  /** Interval of the event stream's `: keepalive` comment, ms (spec: 15 s). */
+  readonly sseKeepaliveMs?: number;
 }
 
 /** A route module: registers its routes (paths include `/api`) on the app. */
