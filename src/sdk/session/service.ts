@@ -5,6 +5,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { Registry } from "../../registry/registry.js";
+import { subsetSpatialData } from "../data/subset.js";
 import { EventBus } from "../events/bus.js";
 import { WorkerPool } from "../jobs/pool.js";
 import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
@@ -14,7 +15,8 @@ import { BadRequestError, LimitError, NotFoundError } from "./errors.js";
 import { SessionFunctions } from "./functions.js";
 import { Presence } from "./presence.js";
 import { Session } from "./session.js";
-import type { CreateSessionRequest, SessionSummary } from "./types.js";
+import { childAppState, childName, prepareSubset, type SubsetRequest } from "./subset.js";
+import type { CreateSessionRequest, JobTicket, SessionSummary } from "./types.js";
 
 /** Options of `Service.start`; anything not given comes from the environment. */
 export interface ServiceOptions {
@@ -47,6 +49,8 @@ export class Service {
   /** Resource samples and memory admission. */
   readonly resources: ResourceMonitor;
   private readonly sessionMap = new Map<string, Session>();
+  /** Jobs of sessions closed by a subset (session id → job id → last status), newest last, bounded. */
+  private readonly retiredJobs = new Map<string, Map<string, ReturnType<Session["job"]>>>();
   private readonly ownsPool: boolean;
   private creating = 0;
   private closed = false;
@@ -164,6 +168,68 @@ export class Service {
     this.presence.dropSession(id);
     await s.close();
     this.bus.emit("session.removed", { session_id: id, reason: "closed" });
+  }
+
+  /**
+   * A job's status and log (`GET /jobs/{id}`): from the open session, else from the record kept of a
+   * session a subset closed (so its subset job can still be awaited by polling). 404 otherwise.
+   */
+  job(sessionId: string, jobId: string): ReturnType<Session["job"]> {
+    const open = this.sessionMap.get(sessionId);
+    if (open) return open.job(jobId);
+    const rec = this.retiredJobs.get(sessionId)?.get(jobId);
+    if (!rec) throw new NotFoundError(`no session "${sessionId}"`);
+    return rec;
+  }
+
+  /**
+   * Subset a session (`POST /subset`): the request is checked now (400/409), then a job on the parent's
+   * queue builds the subset object and creates the child session from it (`session.created`, parent_id
+   * set; `job.completed` carries `child_id`). Once the job has completed the parent is closed
+   * (`session.removed`, reason `subset`, `child_id`); jobs queued behind the subset are cancelled, and
+   * the parent's edit lock passes to the same client on the child. A failed subset leaves the parent open.
+   */
+  async subset(parentId: string, req: SubsetRequest): Promise<JobTicket> {
+    const parent = this.session(parentId);
+    const prep = await prepareSubset(parent, req);
+    const ticket = parent.queueOwnJob("subset", prep.descriptor, async ({ data, activeTable, signal }) => {
+      const t = activeTable ? data.tables[activeTable] : undefined;
+      if (activeTable !== prep.table || !t || t.obs.index.values.length !== prep.selection.mask.length)
+        throw new Error("the active table changed while the subset was queued; select the cells again");
+      const sdata = await subsetSpatialData(data, prep.table, prep.selection.mask, {
+        ...(prep.selection.polygons ? { polygons: prep.selection.polygons } : {}),
+        invert: req.invert ?? false,
+        ...(prep.coordinateSystem ? { coordinateSystem: prep.coordinateSystem } : {}),
+        signal,
+      });
+      const child = Session.fromData(
+        { functions: this.functions, pool: this.pool, bus: this.bus, config: this.config },
+        {
+          source: parent.source,
+          name: childName(parent.name),
+          parentId: parent.id,
+          data: sdata,
+          appState: childAppState(parent.appState),
+          activeTable: prep.table,
+        },
+      );
+      this.sessionMap.set(child.id, child);
+      return { result: { child_id: child.id } };
+    });
+    void ticket.done.then(async (out) => {
+      const childId = (out.result as { child_id?: string } | undefined)?.child_id;
+      // A parent deleted meanwhile was already removed (reason `closed`).
+      if (out.status !== "completed" || !childId || this.sessionMap.get(parentId) !== parent) return;
+      const lock = this.presence.lockOf(parentId);
+      this.retiredJobs.set(parentId, new Map([[ticket.job_id, parent.job(ticket.job_id)]]));
+      while (this.retiredJobs.size > 64) this.retiredJobs.delete(this.retiredJobs.keys().next().value!);
+      this.sessionMap.delete(parentId);
+      this.presence.dropSession(parentId);
+      await parent.close();
+      this.bus.emit("session.removed", { session_id: parentId, reason: "subset", child_id: childId });
+      if (lock && this.sessionMap.has(childId)) this.presence.takeLock(childId, lock.client_id, lock.name);
+    });
+    return ticket;
   }
 
   /** Close every session and stop the worker pool (when the service started it). */

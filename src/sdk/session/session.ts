@@ -256,6 +256,30 @@ export class Session {
     return s;
   }
 
+  /**
+   * A session over an object already in memory (a subset child): ready at once, no load job. Its
+   * app state is settled like a loaded checkpoint's (work in flight cannot resume). Emits
+   * `session.created`.
+   */
+  static fromData(
+    deps: SessionDeps,
+    init: SessionInit & {
+      readonly data: SpatialData;
+      readonly appState: AppState;
+      readonly activeTable?: string | null;
+    },
+    id: string = randomUUID(),
+  ): Session {
+    const s = new Session(deps, init, id);
+    s.committed = init.data;
+    s.app = settleLoadedState(init.appState);
+    s.active = defaultActiveTable(init.data, init.activeTable);
+    s.sessionStatus = "ready";
+    s.readyResolve();
+    s.emit("session.created", { summary: s.summary() });
+    return s;
+  }
+
   // ---------------------------------------------------------------- reading
 
   /** The session's name. */
@@ -506,6 +530,53 @@ export class Session {
     const descriptor: Descriptor = { namespace: "session", function: "save", params: { ...opts } };
     const rec = this.newJob(id, "save", descriptor, null, false);
     this.queue.push(id, (signal) => this.executeSave(rec, target, signal));
+    this.emit("job.queued", { job_id: id, descriptor, position: this.queue.position(id) ?? 0 });
+    return { job_id: id, status: rec.status, done: rec.done };
+  }
+
+  /**
+   * Queue one of the service's own jobs (subset, shape annotations): not a registered function, so it
+   * makes no history entry and never reaches a recipe. When its turn comes `run` gets the committed
+   * object; a returned `change` is committed like a compute's (data versions, plot invalidation), and
+   * `result` rides on `job.completed` and the outcome. A throw fails the job and commits nothing.
+   */
+  queueOwnJob(
+    kind: JobKind,
+    descriptor: Descriptor,
+    run: (ctx: { data: SpatialData; activeTable: string | null; signal: AbortSignal }) => Promise<{
+      change?: Change;
+      result?: Record<string, unknown>;
+    }>,
+  ): JobTicket {
+    this.assertOpen();
+    const id = randomUUID();
+    const rec = this.newJob(id, kind, descriptor, null, false);
+    this.queue.push(id, async (signal) => {
+      this.startJob(rec);
+      try {
+        if (this.sessionStatus !== "ready") throw new Error(`session ${this.id} is ${this.sessionStatus}`);
+        const out = await run({ data: this.committed, activeTable: this.active, signal });
+        signal.throwIfAborted();
+        let diff: Record<string, string[]> = {};
+        let invalidated: string[] = [];
+        if (out.change) {
+          // The commit, as `commit` does for a compute: nothing awaits from here on.
+          const applied = applyChange(this.committed, out.change);
+          this.committed = applied.sdata;
+          this.versions = bumpVersions(this.versions, applied.touched);
+          if (applied.touched.length) this.isSaved = false;
+          diff = applied.diff;
+          const inv = invalidatePlots(this.app, applied.touched, this.active);
+          this.app = inv.state;
+          for (const pid of inv.ids) this.figureBytes.delete(pid);
+          invalidated = inv.ids;
+        }
+        this.finish(rec, { ...(out.change ? { structural_diff: diff } : {}), ...out.result });
+        if (invalidated.length) this.emit("plot.invalidated", { plot_ids: invalidated });
+      } catch (err) {
+        this.failJob(rec, err);
+      }
+    });
     this.emit("job.queued", { job_id: id, descriptor, position: this.queue.position(id) ?? 0 });
     return { job_id: id, status: rec.status, done: rec.done };
   }

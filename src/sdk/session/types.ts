@@ -73,7 +73,7 @@ export interface SessionState {
 }
 
 /** Kind of a job: an effect class, or one of the session's own jobs. */
-export type JobKind = EffectClass | "load" | "save";
+export type JobKind = EffectClass | "load" | "save" | "subset" | "shape_annotation";
 
 /** Status of a job. */
 export type JobStatus = "pending" | "queued" | "running" | "completed" | "failed" | "cancelled";

@@ -1,5 +1,61 @@
-/** Routes: displays (not built yet). */
+/**
+ * Routes: displays (`PUT /api/sessions/{id}/displays/{displayId}`, `POST /api/sessions/{id}/displays`).
+ * A display is validated against the app-state JSON Schema by the session; every change emits
+ * `display.updated`. PUT creates a display it does not know (upsert), so a client may mint ids.
+ */
+import type { DisplaySpec } from "../../../sdk/io/checkpoint/app-state.js";
+import { BadRequestError, StateError } from "../../../sdk/session/errors.js";
+import type { Session } from "../../../sdk/session/session.js";
 import type { RouteModule } from "../deps.js";
+import { mutableSession } from "../request.js";
+
+/** The top-level shape every DisplaySpec has; the encoding and viewport are checked by the session. */
+const displayBody = {
+  type: "object",
+  required: ["type", "encoding", "viewport"],
+  properties: {
+    id: { type: "string", minLength: 1 },
+    type: { type: "string", enum: ["spatial_canvas", "embedding_canvas"] },
+    encoding: { type: "object" },
+    viewport: { type: "object" },
+  },
+  additionalProperties: false,
+} as const;
+
+/** A loading session's app state is replaced when its checkpoint arrives: displays wait for it (409). */
+function assertReady(s: Session): void {
+  if (s.status !== "ready")
+    throw new StateError(`session ${s.id} is ${s.status}; displays can be set once it is ready`);
+}
 
 /** Registers the displays routes. */
-export const displaysRoutes: RouteModule = (_app, _deps) => {};
+export const displaysRoutes: RouteModule = (app, { service }) => {
+  app.put<{ Params: { id: string; displayId: string }; Body: DisplaySpec }>(
+    "/api/sessions/:id/displays/:displayId",
+    { schema: { body: displayBody } },
+    async (req) => {
+      const { id, displayId } = req.params;
+      const s = mutableSession(service, req, id);
+      assertReady(s);
+      if (req.body.id !== undefined && req.body.id !== displayId)
+        throw new BadRequestError(
+          `body id "${req.body.id}" does not match the path's display id "${displayId}"`,
+        );
+      s.putDisplay({ ...req.body, id: displayId });
+      return { ok: true };
+    },
+  );
+  app.post<{ Params: { id: string }; Body: DisplaySpec }>(
+    "/api/sessions/:id/displays",
+    { schema: { body: displayBody } },
+    async (req) => {
+      const s = mutableSession(service, req, req.params.id);
+      assertReady(s);
+      if (req.body.id !== undefined)
+        throw new BadRequestError(
+          "POST mints the display id; leave id out (PUT /displays/{displayId} sets one)",
+        );
+      return s.addDisplay(req.body);
+    },
+  );
+};

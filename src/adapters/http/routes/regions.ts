@@ -1,5 +1,66 @@
-/** Routes: regions (not built yet). */
+/**
+ * Routes: regions (`POST /api/sessions/{id}/subset`, `POST /api/sessions/{id}/annotate`). Both take a
+ * selection (polygons in canvas world coordinates, or explicit rows of the active table), check it
+ * against the committed object (400 before anything is queued), and answer `{job_id}`.
+ */
+import { annotate } from "../../../sdk/session/annotate.js";
+import type { SubsetRequest } from "../../../sdk/session/subset.js";
 import type { RouteModule } from "../deps.js";
+import { mutableSession } from "../request.js";
+
+const ring = {
+  type: "array",
+  minItems: 3,
+  items: { type: "array", minItems: 2, maxItems: 2, items: { type: "number" } },
+} as const;
+const selection = {
+  polygons: { type: "array", minItems: 1, items: ring },
+  cell_indices: { type: "array", items: { type: "integer", minimum: 0 } },
+} as const;
+const oneSelection = [{ required: ["polygons"] }, { required: ["cell_indices"] }];
+
+const subsetBody = {
+  type: "object",
+  properties: {
+    ...selection,
+    coordinate_system: { type: "string", minLength: 1 },
+    invert: { type: "boolean" },
+  },
+  oneOf: oneSelection,
+  additionalProperties: false,
+} as const;
+
+const annotateBody = {
+  type: "object",
+  required: ["region_set", "category"],
+  properties: {
+    ...selection,
+    region_set: { type: "string", minLength: 1 },
+    category: { type: "string", minLength: 1 },
+    color: { type: "string", pattern: "^#[0-9a-fA-F]{6}$" },
+  },
+  oneOf: oneSelection,
+  additionalProperties: false,
+} as const;
 
 /** Registers the regions routes. */
-export const regionsRoutes: RouteModule = (_app, _deps) => {};
+export const regionsRoutes: RouteModule = (app, { service }) => {
+  app.post<{ Params: { id: string }; Body: SubsetRequest }>(
+    "/api/sessions/:id/subset",
+    { schema: { body: subsetBody } },
+    async (req) => {
+      mutableSession(service, req, req.params.id);
+      const ticket = await service.subset(req.params.id, req.body);
+      return { job_id: ticket.job_id };
+    },
+  );
+  app.post<{ Params: { id: string }; Body: Parameters<typeof annotate>[1] }>(
+    "/api/sessions/:id/annotate",
+    { schema: { body: annotateBody } },
+    async (req) => {
+      const s = mutableSession(service, req, req.params.id);
+      const ticket = await annotate(s, req.body);
+      return { job_id: ticket.job_id };
+    },
+  );
+};

@@ -1,0 +1,347 @@
+/**
+ * Shape annotations: arrows, lines, boxes, polygons, ellipses and text drawn on the spatial canvas,
+ * stored as a real SpatialData shapes element named `annotations`, so they are saved in checkpoints,
+ * read back, and open in Python (geopandas) like any other shapes.
+ *
+ * A shapes element holds one geometry type, so every annotation is stored as a Polygon (GeoParquet
+ * WKB) that outlines it: a box its four corners, a polygon its ring, an ellipse a 64-vertex
+ * approximation, a line or an arrow the path walked there and back (a zero-area ring), a text its
+ * anchor (a degenerate ring). The exact parameters ride in attribute columns, and `points` (JSON of
+ * the defining vertices) is the authority when reading back:
+ *
+ * | column | type | meaning |
+ * |---|---|---|
+ * | (index `id`) | string | the annotation's id (uuid) |
+ * | kind | string | `arrow`, `line`, `box`, `polygon`, `ellipse`, `text` |
+ * | points | string | JSON `[[x, y], …]`, canvas world coordinates |
+ * | text | string or null | label (required for `text`) |
+ * | color | string | stroke / text colour `#rrggbb` |
+ * | fill | string or null | fill colour of box, polygon, ellipse (`#rrggbb`), null for none |
+ * | stroke_width | float64 | line width in screen pixels |
+ * | font_size | float64 | text size in screen pixels |
+ *
+ * Coordinates are canvas world coordinates (the active table's obsm `spatial` space); the element
+ * carries the transformation of the table's region element, so it overlays the cells in every
+ * coordinate system they map to.
+ */
+
+import { BadRequestError, NotFoundError } from "../session/errors.js";
+import { type AffineMatrix, identityMatrix } from "./affine.js";
+import { allocArray, type StringArray } from "./arrays.js";
+import { columnValue, dataFrame } from "./dataframe.js";
+import type { ShapesElement } from "./elements.js";
+import { coordinateSystems, type SpatialData, transformTo } from "./spatialdata.js";
+import { defaultAxes, type Transformation } from "./transforms.js";
+
+/** Name of the shapes element that holds the annotations. */
+export const ANNOTATIONS_ELEMENT = "annotations";
+
+/** The kinds of shape annotation. */
+export const SHAPE_KINDS = ["arrow", "line", "box", "polygon", "ellipse", "text"] as const;
+/** One kind of shape annotation. */
+export type ShapeKind = (typeof SHAPE_KINDS)[number];
+
+/** A shape annotation as the API carries it. */
+export interface ShapeAnnotation {
+  /** uuid, minted by the server on create. */
+  id: string;
+  kind: ShapeKind;
+  /**
+   * Defining vertices in canvas world coordinates: arrow and line 2 or more (an arrow's head is at the
+   * last), box and ellipse 2 (opposite corners of the box / of the ellipse's bounding box), polygon 3
+   * or more (open or closed), text 1 (the anchor, top-left of the text).
+   */
+  points: [number, number][];
+  /** Label shown with the shape; the text itself for `text`. */
+  text: string | null;
+  /** Stroke and text colour, `#rrggbb`. */
+  color: string;
+  /** Fill of box, polygon and ellipse, `#rrggbb`, or null for none. */
+  fill: string | null;
+  /** Line width in screen pixels. */
+  stroke_width: number;
+  /** Text size in screen pixels. */
+  font_size: number;
+}
+
+/** Defaults of the optional fields. */
+export const SHAPE_DEFAULTS = {
+  text: null,
+  color: "#ffffff",
+  fill: null,
+  stroke_width: 2,
+  font_size: 14,
+} as const;
+
+const HEX = /^#[0-9a-fA-F]{6}$/;
+const FIELDS = new Set(["id", "kind", "points", "text", "color", "fill", "stroke_width", "font_size"]);
+/** Vertex count bounds per kind: [min, max]. */
+const VERTICES: Record<ShapeKind, [number, number]> = {
+  arrow: [2, 10_000],
+  line: [2, 10_000],
+  box: [2, 2],
+  polygon: [3, 100_000],
+  ellipse: [2, 2],
+  text: [1, 1],
+};
+
+/**
+ * Check a ShapeAnnotation from a request and fill its defaults. `id` is taken from `id` (the path's,
+ * or a fresh one); a body id must agree with it. Every problem is a BadRequestError (400).
+ */
+export function parseShapeAnnotation(body: unknown, id: string): ShapeAnnotation {
+  if (!body || typeof body !== "object" || Array.isArray(body))
+    throw new BadRequestError("a shape annotation must be a JSON object");
+  const b = body as Record<string, unknown>;
+  for (const k of Object.keys(b)) if (!FIELDS.has(k)) throw new BadRequestError(`unknown field "${k}"`);
+  if (b.id !== undefined && b.id !== id)
+    throw new BadRequestError(`body id ${JSON.stringify(b.id)} does not match the shape id "${id}"`);
+  const kind = b.kind as ShapeKind;
+  if (!SHAPE_KINDS.includes(kind))
+    throw new BadRequestError(`kind must be one of ${SHAPE_KINDS.join(", ")}, got ${JSON.stringify(b.kind)}`);
+  const [lo, hi] = VERTICES[kind];
+  const pts = b.points;
+  if (!Array.isArray(pts) || pts.length < lo || pts.length > hi)
+    throw new BadRequestError(
+      `a ${kind} needs ${lo === hi ? lo : `${lo} to ${hi}`} point${hi > 1 ? "s" : ""} [x, y] in "points"`,
+    );
+  const points = pts.map((p, i) => {
+    if (!Array.isArray(p) || p.length !== 2 || !p.every((v) => typeof v === "number" && Number.isFinite(v)))
+      throw new BadRequestError(`points[${i}] must be [x, y] with two finite numbers`);
+    return [p[0], p[1]] as [number, number];
+  });
+  const text = b.text === undefined ? SHAPE_DEFAULTS.text : b.text;
+  if (text !== null && typeof text !== "string") throw new BadRequestError("text must be a string or null");
+  if (kind === "text" && !text?.trim()) throw new BadRequestError("a text annotation needs a non-empty text");
+  const color = b.color === undefined ? SHAPE_DEFAULTS.color : b.color;
+  if (typeof color !== "string" || !HEX.test(color)) throw new BadRequestError("color must be #rrggbb");
+  const fill = b.fill === undefined ? SHAPE_DEFAULTS.fill : b.fill;
+  if (fill !== null && (typeof fill !== "string" || !HEX.test(fill)))
+    throw new BadRequestError("fill must be #rrggbb or null");
+  const num = (k: "stroke_width" | "font_size") => {
+    const v = b[k] === undefined ? SHAPE_DEFAULTS[k] : b[k];
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || v > 1000)
+      throw new BadRequestError(`${k} must be a number in (0, 1000]`);
+    return v;
+  };
+  return {
+    id,
+    kind,
+    points,
+    text: text as string | null,
+    color,
+    fill: fill as string | null,
+    stroke_width: num("stroke_width"),
+    font_size: num("font_size"),
+  };
+}
+
+// ------------------------------------------------------------------ element ⇄ list
+
+function str(col: ReturnType<typeof columnOf>, i: number): string | null {
+  if (!col) return null;
+  const v = columnValue(col, i);
+  return v === null ? null : String(v);
+}
+
+function columnOf(el: ShapesElement, name: string) {
+  return el.frame.columns[name];
+}
+
+/** The outline ring of a feature's first polygon, as points (fallback for rows without `points`). */
+function firstRing(el: ShapesElement, i: number): [number, number][] {
+  const g = el.geometry;
+  if (g.type === "point") return [[g.coords[2 * i]!, g.coords[2 * i + 1]!]];
+  const geom = g.geomOffsets!;
+  const ring = g.type === "multipolygon" ? g.polygonOffsets![geom[i]!]! : geom[i]!;
+  const a = g.ringOffsets![ring]!;
+  const b = g.ringOffsets![ring + 1]!;
+  const out: [number, number][] = [];
+  for (let v = a; v < b; v++) out.push([g.coords[2 * v]!, g.coords[2 * v + 1]!]);
+  return out;
+}
+
+/** The annotations held by `sd` (none when it has no `annotations` element), in stored order. */
+export function readShapeAnnotations(sd: SpatialData): ShapeAnnotation[] {
+  const el = sd.shapes[ANNOTATIONS_ELEMENT];
+  if (!el) return [];
+  const n = el.frame.index.values.length;
+  const out: ShapeAnnotation[] = [];
+  const num = (name: string, i: number, dflt: number) => {
+    const c = columnOf(el, name);
+    const v = c ? columnValue(c, i) : null;
+    return typeof v === "number" && Number.isFinite(v) ? v : dflt;
+  };
+  for (let i = 0; i < n; i++) {
+    const kind = str(columnOf(el, "kind"), i) as ShapeKind | null;
+    let points: [number, number][] | null = null;
+    const json = str(columnOf(el, "points"), i);
+    if (json) {
+      try {
+        points = JSON.parse(json) as [number, number][];
+      } catch {
+        points = null;
+      }
+    }
+    out.push({
+      id: el.frame.index.values[i] ?? String(i),
+      kind: kind && SHAPE_KINDS.includes(kind) ? kind : "polygon",
+      points: points ?? firstRing(el, i),
+      text: str(columnOf(el, "text"), i),
+      color: str(columnOf(el, "color"), i) ?? SHAPE_DEFAULTS.color,
+      fill: str(columnOf(el, "fill"), i),
+      stroke_width: num("stroke_width", i, SHAPE_DEFAULTS.stroke_width),
+      font_size: num("font_size", i, SHAPE_DEFAULTS.font_size),
+    });
+  }
+  return out;
+}
+
+/** The closed outline ring stored as a shape's geometry (see the module comment). */
+export function outlineRing(s: ShapeAnnotation): [number, number][] {
+  const p = s.points;
+  switch (s.kind) {
+    case "box": {
+      const [[x0, y0], [x1, y1]] = p as [[number, number], [number, number]];
+      return [
+        [x0, y0],
+        [x1, y0],
+        [x1, y1],
+        [x0, y1],
+        [x0, y0],
+      ];
+    }
+    case "ellipse": {
+      const [[x0, y0], [x1, y1]] = p as [[number, number], [number, number]];
+      const cx = (x0 + x1) / 2;
+      const cy = (y0 + y1) / 2;
+      const rx = Math.abs(x1 - x0) / 2;
+      const ry = Math.abs(y1 - y0) / 2;
+      const ring: [number, number][] = [];
+      for (let k = 0; k < 64; k++) {
+        const a = (2 * Math.PI * k) / 64;
+        ring.push([cx + rx * Math.cos(a), cy + ry * Math.sin(a)]);
+      }
+      ring.push(ring[0]!);
+      return ring;
+    }
+    case "polygon": {
+      const first = p[0]!;
+      const last = p[p.length - 1]!;
+      return first[0] === last[0] && first[1] === last[1] ? [...p] : [...p, first];
+    }
+    case "text":
+      return [p[0]!, p[0]!, p[0]!, p[0]!];
+    default:
+      // A path there and back: a closed ring of zero area that GEOS still parses (4+ vertices).
+      return [...p, ...p.slice(0, -1).reverse()].concat(p.length === 2 ? [p[0]!] : []);
+  }
+}
+
+/** The 2-d transformations the annotations element carries: the table region element's placement. */
+function annotationTransformations(sd: SpatialData, table: string | null): Record<string, Transformation> {
+  const t = table ? sd.tables[table] : undefined;
+  const regions = t?.annotation ? [t.annotation.region].flat() : [];
+  const region = regions
+    .map((r) => sd.shapes[r] ?? sd.labels[r] ?? sd.points[r] ?? sd.images[r])
+    .find((e) => e !== undefined);
+  const systems = region ? Object.keys(region.transformations) : [];
+  const all = coordinateSystems(sd);
+  const targets = systems.length ? systems : [all.includes("global") ? "global" : (all[0] ?? "global")];
+  const axes = defaultAxes(["x", "y"]);
+  const input = { name: ANNOTATIONS_ELEMENT, axes };
+  const out: Record<string, Transformation> = {};
+  for (const cs of targets) {
+    let m: AffineMatrix = identityMatrix(2);
+    if (region) {
+      try {
+        m = transformTo(sd, region, cs, ["x", "y"]);
+      } catch {
+        continue;
+      }
+    }
+    const output = { name: cs, axes };
+    const isIdentity = m.every((row, i) => row.every((v, j) => v === (i === j ? 1 : 0)));
+    out[cs] = isIdentity
+      ? { type: "identity", input, output }
+      : { type: "affine", affine: m.map((r) => [...r]), input, output };
+  }
+  return out;
+}
+
+/**
+ * The `annotations` shapes element holding `shapes` (null when the list is empty: the element is then
+ * removed). Placed like the active table's region element; an existing element keeps its transformations.
+ */
+export function shapeAnnotationsElement(
+  sd: SpatialData,
+  table: string | null,
+  shapes: readonly ShapeAnnotation[],
+): ShapesElement | null {
+  if (!shapes.length) return null;
+  const rings = shapes.map(outlineRing);
+  let nv = 0;
+  for (const r of rings) nv += r.length;
+  const coords = allocArray("float64", 2 * nv) as Float64Array;
+  const ringOffsets = allocArray("int32", rings.length + 1) as Int32Array;
+  const geomOffsets = allocArray("int32", rings.length + 1) as Int32Array;
+  let v = 0;
+  rings.forEach((r, i) => {
+    for (const [x, y] of r) {
+      coords[2 * v] = x;
+      coords[2 * v + 1] = y;
+      v++;
+    }
+    ringOffsets[i + 1] = v;
+    geomOffsets[i + 1] = i + 1;
+  });
+  const strs = (f: (s: ShapeAnnotation) => string | null): StringArray => ({
+    kind: "string",
+    shape: [shapes.length],
+    values: shapes.map(f),
+  });
+  const f64 = (f: (s: ShapeAnnotation) => number) => ({
+    kind: "dense" as const,
+    dtype: "float64" as const,
+    shape: [shapes.length],
+    data: Float64Array.from(shapes, f),
+  });
+  const frame = dataFrame(
+    shapes.map((s) => s.id),
+    {
+      kind: strs((s) => s.kind),
+      points: strs((s) => JSON.stringify(s.points)),
+      text: strs((s) => s.text),
+      color: strs((s) => s.color),
+      fill: strs((s) => s.fill),
+      stroke_width: f64((s) => s.stroke_width),
+      font_size: f64((s) => s.font_size),
+    },
+    "id",
+  );
+  const existing = sd.shapes[ANNOTATIONS_ELEMENT];
+  return {
+    kind: "shapes",
+    name: ANNOTATIONS_ELEMENT,
+    transformations: existing?.transformations ?? annotationTransformations(sd, table),
+    geometry: { type: "polygon", coords, geomOffsets, ringOffsets },
+    frame,
+  };
+}
+
+/** The list after an edit: `add` appends, `put` replaces by id (404 when absent), `delete` removes (404). */
+export function editShapeAnnotations(
+  list: readonly ShapeAnnotation[],
+  edit: { op: "add" | "put"; shape: ShapeAnnotation } | { op: "delete"; id: string },
+): ShapeAnnotation[] {
+  if (edit.op === "add") {
+    if (list.some((s) => s.id === edit.shape.id))
+      throw new BadRequestError(`shape annotation "${edit.shape.id}" exists already`);
+    return [...list, edit.shape];
+  }
+  const id = edit.op === "delete" ? edit.id : edit.shape.id;
+  if (!list.some((s) => s.id === id)) throw new NotFoundError(`no shape annotation "${id}"`);
+  return edit.op === "put"
+    ? list.map((s) => (s.id === id ? edit.shape : s))
+    : list.filter((s) => s.id !== id);
+}
