@@ -1,7 +1,8 @@
 /**
  * Routes: regions (`POST /api/sessions/{id}/subset`, `POST /api/sessions/{id}/annotate`). Both take a
  * selection (polygons in canvas world coordinates, or explicit rows of the active table), check it
- * against the committed object (400 before anything is queued), and answer `{job_id}`.
+ * against the committed object (400 before anything is queued), and answer `{job_id}`. The schemas
+ * check shapes and types; "exactly one of polygons and cell_indices" is the SDK's check, which says so.
  */
 import { annotate } from "../../../sdk/session/annotate.js";
 import type { SubsetRequest } from "../../../sdk/session/subset.js";
@@ -17,7 +18,6 @@ const selection = {
   polygons: { type: "array", minItems: 1, items: ring },
   cell_indices: { type: "array", items: { type: "integer", minimum: 0 } },
 } as const;
-const oneSelection = [{ required: ["polygons"] }, { required: ["cell_indices"] }];
 
 const subsetBody = {
   type: "object",
@@ -26,7 +26,6 @@ const subsetBody = {
     coordinate_system: { type: "string", minLength: 1 },
     invert: { type: "boolean" },
   },
-  oneOf: oneSelection,
   additionalProperties: false,
 } as const;
 
@@ -39,7 +38,6 @@ const annotateBody = {
     category: { type: "string", minLength: 1 },
     color: { type: "string", pattern: "^#[0-9a-fA-F]{6}$" },
   },
-  oneOf: oneSelection,
   additionalProperties: false,
 } as const;
 
