@@ -56,6 +56,15 @@ export async function buildApp(opts: HttpAppOptions): Promise<FastifyInstance> {
     }
     return payload;
   });
+  // Shutdown: Node closes idle keep-alive connections once, when close starts. A response still being
+  // gzip-streamed at that moment turns idle later and would hold close() for the keep-alive timeout
+  // (72 s), so keep sweeping idle connections until the server has closed.
+  app.addHook("preClose", (done) => {
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+    sweep.unref();
+    app.server.once("close", () => clearInterval(sweep));
+    done();
+  });
   const deps = { service: opts.service, sseKeepaliveMs: opts.sseKeepaliveMs ?? 15_000 };
   for (const register of ROUTES) register(app, deps);
   return app;
