@@ -1,4 +1,5 @@
 /** Sessions: the service (session store), sessions, their app-state machine, path containment, configuration. */
+export { ANNOTATE_FUNCTION, type AnnotateRequest, annotate, displayForRegionSet } from "./annotate.js";
 export * from "./app-state-machine.js";
 export { BUILTIN_LIBRARY, READ_DATA_ENTRY, type ReadDataParams, read_data } from "./builtin-readers.js";
 export { type Env, PACKAGE_RECIPES_DIR, platformEnabled, readConfig, type ServiceConfig } from "./config.js";
@@ -16,5 +17,13 @@ export {
 export { prefixFromName, resolveSaveTarget, type SaveTarget, validPrefix } from "./save.js";
 export { Service, type ServiceOptions } from "./service.js";
 export { type RecipeRun, Session, type SessionDeps, type SessionInit } from "./session.js";
+export { listShapeAnnotations, queueShapeEdit, type ShapeEditTicket } from "./shape-annotation-jobs.js";
+export {
+  childAppState,
+  childName,
+  type PreparedSubset,
+  prepareSubset,
+  type SubsetRequest,
+} from "./subset.js";
 export type * from "./types.js";
 export * from "./versions.js";

@@ -187,7 +187,10 @@ describe("POST /api/sessions/{id}/subset", () => {
     const cType = ctab.obs.columns.cell_type as Categorical;
     const label = (c: Categorical, i: number) => (c.categories as StringArray).values[c.codes[i]!];
     expect(rows.map((_, k) => label(cType, k))).toEqual(rows.map((i) => label(pType, i)));
-    expect((ctab.X as { shape: number[] }).shape).toEqual([4, (ptab.X as { shape: number[] }).shape[1]]);
+    expect((ctab.X as unknown as { shape: number[] }).shape).toEqual([
+      4,
+      (ptab.X as unknown as { shape: number[] }).shape[1],
+    ]);
   });
 
   it("passes the parent's edit lock to the child", async () => {
