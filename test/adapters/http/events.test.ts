@@ -162,6 +162,17 @@ describe("GET /api/events", () => {
     }
   });
 
+  it("answers HEAD with the stream's headers and ends at once", async () => {
+    const bus = t.server.service.bus;
+    const before = bus.subscriberCount;
+    const r = await t.api("/api/events", { method: "HEAD" });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(bus.subscriberCount).toBe(before);
+    // The keep-alive connection is free for the next request.
+    expect((await t.api("/api/healthz")).status).toBe(200);
+  });
+
   it("unsubscribes when the client goes away", async () => {
     const bus = t.server.service.bus;
     const before = bus.subscriberCount;

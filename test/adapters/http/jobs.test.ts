@@ -213,6 +213,7 @@ describe("plots", () => {
     const text = await svg.text();
     expect(text.startsWith("<svg")).toBe(true);
     expect(state().figures[job_id].svg).toBe(Buffer.byteLength(text));
+    expect((await t.api(`${S()}/plots/${job_id}/figure?fmt=svg&t=12345`)).status).toBe(200);
     const dflt = await t.api(`${S()}/plots/${job_id}/figure`);
     expect(dflt.status).toBe(200);
     expect(dflt.headers.get("content-type")).toMatch(/^image\/svg\+xml/);

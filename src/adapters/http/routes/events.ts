@@ -81,6 +81,11 @@ export const eventsRoutes: RouteModule = (app, { service, sseKeepaliveMs = 15_00
       connection: "keep-alive",
       "x-accel-buffering": "no",
     });
+    // HEAD (fastify answers it with this handler): the headers only, never a stream held open.
+    if (req.method === "HEAD") {
+      res.end();
+      return;
+    }
     streams.add(res);
     const keepalive = setInterval(() => write(": keepalive\n\n"), sseKeepaliveMs);
     keepalive.unref();

@@ -130,8 +130,8 @@ export const jobsRoutes: RouteModule = (app, { service }) => {
     {
       schema: {
         querystring: {
+          // Other query params (cache busters) are ignored.
           type: "object",
-          additionalProperties: false,
           properties: { fmt: { type: "string", enum: ["svg", "pdf", "png"], default: "svg" } },
         },
       },
