@@ -6,7 +6,8 @@ import { startTestServer, type TestServer } from "./harness.js";
 
 let t: TestServer;
 beforeAll(async () => {
-  t = await startTestServer();
+  // Every test opens its own demo (a subset replaces it by its child): room for all of them.
+  t = await startTestServer({ config: { maxSessions: 32 } });
 });
 afterAll(async () => {
   await t?.close();
@@ -191,6 +192,21 @@ describe("POST /api/sessions/{id}/subset", () => {
       4,
       (ptab.X as unknown as { shape: number[] }).shape[1],
     ]);
+  });
+
+  it("the child saves as a checkpoint and loads back with the same cells", async () => {
+    const parent = await t.openDemo();
+    const { childId } = await subset(parent, { polygons: [lasso] });
+    const child = t.server.service.session(childId);
+    const out = await (await child.save()).done;
+    expect(out.status, out.error).toBe("completed");
+    const path = (out.result as { path: string }).path;
+    expect(path).toMatch(/demo-subset-[0-9a-f]+\.sdata\.zarr\.zip$/);
+    const again = await t.server.service.createSession({ source: { kind: "load", path } });
+    await again.ready;
+    expect(again.status).toBe("ready");
+    expect((await cells(again.id)).names).toEqual((await cells(childId)).names);
+    expect(again.data.shapes.cell_boundaries!.frame.index.values).toEqual((await cells(childId)).names);
   });
 
   it("passes the parent's edit lock to the child", async () => {
