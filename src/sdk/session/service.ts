@@ -11,7 +11,7 @@ import { WorkerPool } from "../jobs/pool.js";
 import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
 import { ResourceMonitor } from "../resources/monitor.js";
 import { type Env, readConfig, type ServiceConfig } from "./config.js";
-import { BadRequestError, LimitError, NotFoundError } from "./errors.js";
+import { BadRequestError, LimitError, NotFoundError, StateError, TesseraError } from "./errors.js";
 import { SessionFunctions } from "./functions.js";
 import { Presence } from "./presence.js";
 import { Session } from "./session.js";
@@ -159,10 +159,20 @@ export class Service {
    */
   async deleteSession(id: string, opts: { save?: boolean } = {}): Promise<void> {
     const s = this.session(id);
-    if (opts.save && s.status === "ready") {
+    if (opts.save) {
+      // Asked to save: a session with no loaded object cannot be, and closing it anyway would drop
+      // what the caller meant to keep. A failed save leaves the session open (500: nothing the
+      // request did wrong), so the user can retry or save elsewhere.
+      if (s.status !== "ready")
+        throw new StateError(`session ${id} is ${s.status}; there is nothing to save (close it without save)`);
       const out = await (await s.save()).done;
       if (out.status !== "completed")
-        throw new Error(`session ${id}: save before closing failed: ${out.error}`);
+        throw new TesseraError(
+          `session ${id}: save before closing failed: ${out.error}; the session is still open`,
+          500,
+        );
+      // Closed by another call while the save ran: it already emitted session.removed.
+      if (this.sessionMap.get(id) !== s) return;
     }
     this.sessionMap.delete(id);
     this.presence.dropSession(id);

@@ -1,5 +1,31 @@
-/** Routes: fs (not built yet). */
+/**
+ * Routes: filesystem (`GET /api/fs/datasets`, `GET /api/fs/browse`). Both look only inside the data dir
+ * (containment with `..`, absolute paths and symlinks resolved: a path outside is a 400); the working
+ * dir and hidden entries are never listed.
+ */
+import { browseFolder, findDatasets } from "../../../sdk/session/datasets.js";
 import type { RouteModule } from "../deps.js";
 
+/** Query of the browse route. */
+const BROWSE_QUERY = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    path: { type: "string" },
+    include_files: { type: "boolean", default: false },
+  },
+} as const;
+
 /** Registers the fs routes. */
-export const fsRoutes: RouteModule = (_app, _deps) => {};
+export const fsRoutes: RouteModule = (app, { service }) => {
+  const { dataDir, workDir } = service.config;
+
+  app.get("/api/fs/datasets", async () => ({ datasets: await findDatasets(dataDir, { workDir }) }));
+
+  app.get<{ Querystring: { path?: string; include_files: boolean } }>(
+    "/api/fs/browse",
+    { schema: { querystring: BROWSE_QUERY } },
+    async (req) =>
+      browseFolder(dataDir, req.query.path, { includeFiles: req.query.include_files, workDir }),
+  );
+};
