@@ -120,6 +120,14 @@ describe("PUT /api/sessions/{id}/displays/{displayId}", () => {
     expect(displays().at(-1)!.id).toBe("client-minted-1");
   });
 
+  it("refuses display ids that are not plain tokens", async () => {
+    for (const odd of ["a%20b", "a%2Fb", "%C3%A9t%C3%A9", "x".repeat(129)]) {
+      const r = await t.api(`/api/sessions/${sid}/displays/${odd}`, { method: "PUT", json: spatial });
+      expect(r.status, odd).toBe(400);
+      expect(((await r.json()) as { detail: string }).detail).toMatch(/params.displayId must match pattern/);
+    }
+  });
+
   it("refuses a body id that disagrees with the path, and invalid displays", async () => {
     let r = await t.api(`/api/sessions/${sid}/displays/a`, { method: "PUT", json: { ...spatial, id: "b" } });
     expect(r.status).toBe(400);

@@ -28,11 +28,17 @@ function assertReady(s: Session): void {
     throw new StateError(`session ${s.id} is ${s.status}; displays can be set once it is ready`);
 }
 
+/** Ids a client may mint for PUT: uuids and other plain tokens, nothing that needs escaping. */
+const displayParams = {
+  type: "object",
+  properties: { displayId: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,128}$" } },
+} as const;
+
 /** Registers the displays routes. */
 export const displaysRoutes: RouteModule = (app, { service }) => {
   app.put<{ Params: { id: string; displayId: string }; Body: DisplaySpec }>(
     "/api/sessions/:id/displays/:displayId",
-    { schema: { body: displayBody } },
+    { schema: { body: displayBody, params: displayParams } },
     async (req) => {
       const { id, displayId } = req.params;
       const s = mutableSession(service, req, id);
