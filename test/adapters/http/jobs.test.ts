@@ -318,3 +318,60 @@ describe("the edit lock on job routes", () => {
     expect((await t.api(`${base}/lock`, { method: "DELETE", ...alice })).status).toBe(200);
   });
 });
+
+describe("odd paths and limits", () => {
+  it("every route answers 404 for an unknown session, and odd ids are clear 404s, never 500s", async () => {
+    const routes: [string, string, unknown?][] = [
+      ["POST", "jobs", job("custom", "noop")],
+      ["POST", "jobs/stage", job("custom", "noop")],
+      ["GET", "jobs/x"],
+      ["GET", "jobs/x/log"],
+      ["DELETE", "jobs/x"],
+      ["POST", "pending/run-all"],
+      ["POST", "pending/x/run"],
+      ["PUT", "pending/x", { params: {} }],
+      ["DELETE", "history/x"],
+      ["POST", "plots/x/redraw"],
+      ["GET", "plots/x/figure?fmt=svg"],
+    ];
+    for (const [method, rest, json] of routes) {
+      const r = await t.api(`/api/sessions/no-such-session/${rest}`, {
+        method,
+        ...(json !== undefined ? { json } : {}),
+      });
+      expect(r.status, `${method} ${rest}`).toBe(404);
+      expect((await r.json()).detail).toMatch(/no session/);
+    }
+    for (const odd of ["%2F..%2Fetc", "a%00b", "x".repeat(900), "%E2%9C%93", "..", "job%20id"]) {
+      for (const path of [`${S()}/jobs/${odd}`, `${S()}/jobs/${odd}/log`, `${S()}/plots/${odd}/figure`]) {
+        const r = await t.api(path);
+        expect(r.status, path.slice(0, 120)).toBe(404);
+      }
+      const d = await t.api(`${S()}/history/${odd}`, { method: "DELETE" });
+      expect(d.status).toBe(404);
+    }
+  });
+
+  it("new work is refused with 503 past the memory admission threshold; cancelling is not", async () => {
+    const config = t.server.service.config as { containerMemMb: number; admissionPct: number };
+    const saved = { mem: config.containerMemMb, pct: config.admissionPct };
+    const staged = (await (await post(`${S()}/jobs/stage`, job("custom", "noop"))).json()).step_id;
+    try {
+      config.containerMemMb = 1;
+      config.admissionPct = 0.01;
+      for (const [path, body] of [
+        [`${S()}/jobs`, job("custom", "noop")],
+        [`${S()}/jobs/stage`, job("custom", "noop")],
+        [`${S()}/pending/run-all`, undefined],
+      ] as const) {
+        const r = await post(path, body);
+        expect(r.status, path).toBe(503);
+        expect((await r.json()).detail).toMatch(/refused: memory is at/);
+      }
+      expect((await t.api(`${S()}/history/${staged}`, { method: "DELETE" })).status).toBe(200);
+    } finally {
+      config.containerMemMb = saved.mem;
+      config.admissionPct = saved.pct;
+    }
+  });
+});
