@@ -67,7 +67,7 @@ describe("selectInPolygons", () => {
     expect([...moved]).toEqual([0, 1]);
   });
 
-  it("selects a million points in well under a second", () => {
+  it("selects a million points fast (a 2 s budget on a shared machine; about 0.1 s alone)", () => {
     const rng = new Rng(1);
     const n = 1_000_000;
     const coords = new Float64Array(2 * n);
