@@ -271,7 +271,7 @@ function annotationTransformations(sd: SpatialData, table: string | null): Recor
 
 /**
  * The `annotations` shapes element holding `shapes` (null when the list is empty: the element is then
- * removed). Placed like the active table's region element; an existing element keeps its transformations.
+ * removed). Placed like the active table's region element, as it is placed now.
  */
 export function shapeAnnotationsElement(
   sd: SpatialData,
@@ -319,11 +319,12 @@ export function shapeAnnotationsElement(
     },
     "id",
   );
-  const existing = sd.shapes[ANNOTATIONS_ELEMENT];
   return {
     kind: "shapes",
     name: ANNOTATIONS_ELEMENT,
-    transformations: existing?.transformations ?? annotationTransformations(sd, table),
+    // Refreshed on every edit: the points are canvas coordinates, so the element follows the cells'
+    // current placement (an edited points-to-global affine included).
+    transformations: annotationTransformations(sd, table),
     geometry: { type: "polygon", coords, geomOffsets, ringOffsets },
     frame,
   };
