@@ -75,10 +75,13 @@ export const jobsRoutes: RouteModule = (app, { service }) => {
   app.delete(`${base}/jobs/:jobId`, async (req) => {
     const { id, jobId } = req.params as P;
     const session = mutableSession(service, req, id);
-    if (!session.cancel(jobId))
+    if (!session.cancel(jobId)) {
+      // "queued" here means the worker has just taken it (it is marked running a moment later).
+      const status = session.job(jobId).status;
       throw new StateError(
-        `job "${jobId}" is ${session.job(jobId).status}; only queued jobs can be cancelled`,
+        `job "${jobId}" is ${status === "queued" ? "starting" : status}; only queued jobs can be cancelled`,
       );
+    }
     return { ok: true };
   });
 
