@@ -5,7 +5,7 @@
  * answers 201 with the new session's summary (status `loading`). DELETE is a mutating route (edit-lock
  * gated); with `save:true` the session is saved first and stays open if that fails.
  */
-import { Ajv } from "ajv";
+import { Ajv, type ValidateFunction } from "ajv";
 import {
   checkCreateSessionRequest,
   parseCreateSessionRequest,
@@ -28,6 +28,19 @@ const DELETE_BODY = {
 
 type Id = { id: string };
 
+/** A body validator that lets an absent body through (the DELETE body is optional). */
+function optionalBody(validate: ValidateFunction) {
+  const check = (data: unknown): boolean => {
+    // fastify hands an absent body over as null.
+    if (data === undefined || data === null) return true;
+    const ok = validate(data);
+    check.errors = validate.errors;
+    return ok;
+  };
+  check.errors = null as ValidateFunction["errors"];
+  return check;
+}
+
 /** Registers the sessions routes. */
 export const sessionsRoutes: RouteModule = (app, { service }) => {
   app.get("/api/sessions", async () => ({ sessions: service.list() }));
@@ -46,7 +59,7 @@ export const sessionsRoutes: RouteModule = (app, { service }) => {
     "/api/sessions/:id",
     {
       schema: { body: DELETE_BODY },
-      validatorCompiler: ({ schema }) => strictAjv.compile(schema),
+      validatorCompiler: ({ schema }) => optionalBody(strictAjv.compile(schema)),
     },
     async (req) => {
       mutableSession(service, req, req.params.id);
