@@ -11,7 +11,8 @@ import {
   type ShapeAnnotation,
   shapeAnnotationsElement,
 } from "../../../src/sdk/data/shape-annotations.js";
-import { withElement } from "../../../src/sdk/data/spatialdata.js";
+import { transformTo, withElement } from "../../../src/sdk/data/spatialdata.js";
+import { defaultAxes } from "../../../src/sdk/data/transforms.js";
 import { generateDemo } from "../../../src/sdk/demo/generate.js";
 import { openCheckpoint } from "../../../src/sdk/io/checkpoint/read.js";
 import { writeCheckpoint } from "../../../src/sdk/io/checkpoint/write.js";
@@ -200,6 +201,30 @@ describe("the annotations element", () => {
     expect(readShapeAnnotations(cp.sdata)).toEqual(shapes);
     // An empty list removes the element.
     expect(shapeAnnotationsElement(sd, "table", [])).toBeNull();
+  });
+
+  it("is placed like the table's region element", () => {
+    const sd = generateDemo({ nCells: 60, nGenes: 30, imageSize: 96, nTranscripts: 50 });
+    const xy = defaultAxes(["x", "y"]);
+    const cells = sd.shapes.cell_boundaries!;
+    const moved = withElement(sd, "shapes", "cell_boundaries", {
+      ...cells,
+      transformations: {
+        global: {
+          type: "scale",
+          scale: [2, 3],
+          input: { name: "cells", axes: xy },
+          output: { name: "global", axes: xy },
+        },
+      },
+    });
+    const el = shapeAnnotationsElement(moved, "table", [parseShapeAnnotation(bodies.box, "b")])!;
+    const m = transformTo(withElement(moved, "shapes", ANNOTATIONS_ELEMENT, el), el, "global", ["x", "y"]);
+    expect(m).toEqual([
+      [2, 0, 0],
+      [0, 3, 0],
+      [0, 0, 1],
+    ]);
   });
 
   it("edits: add, replace, delete, with 404 for unknown ids", () => {
