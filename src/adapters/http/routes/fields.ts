@@ -58,12 +58,12 @@ export const fieldsRoutes: RouteModule = (app, { service }) => {
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { sizes: boolean } }>(
+  app.get<{ Params: { id: string }; Querystring: { sizes?: string } }>(
     `${base}/elements`,
-    { schema: query({ sizes: { type: "boolean", default: false } }) },
+    { schema: query({ sizes: { type: "string", enum: ["true", "false", "1", "0"] } }) },
     async (req) => {
       const s = readySession(service, req.params.id, "elements");
-      return elementInventory(s.data, s.activeTable, { sizes: req.query.sizes });
+      return elementInventory(s.data, s.activeTable, { sizes: req.query.sizes === "1" || req.query.sizes === "true" });
     },
   );
 

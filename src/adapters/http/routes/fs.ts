@@ -6,13 +6,16 @@
 import { browseFolder, findDatasets } from "../../../sdk/session/datasets.js";
 import type { RouteModule } from "../deps.js";
 
+/** Flag values that mean "on" (`true` or `1`; `false`, `0` and absent mean off). */
+const FLAG_ON = new Set(["true", "1"]);
+
 /** Query of the browse route. */
 const BROWSE_QUERY = {
   type: "object",
   additionalProperties: false,
   properties: {
     path: { type: "string" },
-    include_files: { type: "boolean", default: false },
+    include_files: { type: "string", enum: ["true", "false", "1", "0"] },
   },
 } as const;
 
@@ -22,10 +25,10 @@ export const fsRoutes: RouteModule = (app, { service }) => {
 
   app.get("/api/fs/datasets", async () => ({ datasets: await findDatasets(dataDir, { workDir }) }));
 
-  app.get<{ Querystring: { path?: string; include_files: boolean } }>(
+  app.get<{ Querystring: { path?: string; include_files?: string } }>(
     "/api/fs/browse",
     { schema: { querystring: BROWSE_QUERY } },
     async (req) =>
-      browseFolder(dataDir, req.query.path, { includeFiles: req.query.include_files, workDir }),
+      browseFolder(dataDir, req.query.path, { includeFiles: FLAG_ON.has(req.query.include_files ?? ""), workDir }),
   );
 };
