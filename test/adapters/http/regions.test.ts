@@ -136,6 +136,10 @@ describe("POST /api/sessions/{id}/subset", () => {
     expect(summary.status).toBe("ready");
     expect(child.appState.displays.map((d) => d.id)).toEqual(["d1"]);
     expect(() => service.session(parent)).toThrow(/no session/);
+    // The closed parent's job route still answers, so a client without SSE can await the subset.
+    const jr = await t.api(`/api/sessions/${parent}/jobs/${jobId}`);
+    expect(jr.status).toBe(200);
+    expect(await jr.json()).toMatchObject({ job_id: jobId, status: "completed" });
     // Events: queued, started, completed (with child_id), the child created, the parent removed.
     const mine = events.filter((e) => {
       const d = e.data as { session_id?: string };

@@ -62,13 +62,13 @@ export const jobsRoutes: RouteModule = (app, { service }) => {
 
   app.get(`${base}/jobs/:jobId`, async (req) => {
     const { id, jobId } = req.params as P;
-    const j = readSession(service, id).job(jobId);
+    const j = service.job(id, jobId);
     return { job_id: j.job_id, status: j.status, kind: j.kind, error: j.error };
   });
 
   app.get(`${base}/jobs/:jobId/log`, async (req) => {
     const { id, jobId } = req.params as P;
-    const j = readSession(service, id).job(jobId);
+    const j = service.job(id, jobId);
     return { log: j.log, status: j.status };
   });
 
