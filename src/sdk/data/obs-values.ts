@@ -6,10 +6,11 @@
  * `maxDistinct` of them (cluster ids stored as integers), and is refused beyond (a continuous column
  * has no useful value list). Missing values (NaN, null, code -1) come last as `value: null`.
  */
+
+import { BadRequestError, NotFoundError } from "../session/errors.js";
 import { numberAt, shortFloat32 } from "./arrays.js";
 import { type Column, columnKind } from "./dataframe.js";
 import type { Table } from "./table.js";
-import { BadRequestError, NotFoundError } from "../session/errors.js";
 
 /** A value and how many rows hold it. */
 export interface ValueCount {
@@ -30,7 +31,9 @@ function compare(a: string | number | boolean, b: string | number | boolean): nu
 }
 
 /** Count every row's value of a non-categorical column (null for missing). */
-function countPlain(col: Exclude<Column, { kind: "categorical" }>): Map<string | number | boolean | null, number> {
+function countPlain(
+  col: Exclude<Column, { kind: "categorical" }>,
+): Map<string | number | boolean | null, number> {
   const counts = new Map<string | number | boolean | null, number>();
   const add = (v: string | number | boolean | null) => counts.set(v, (counts.get(v) ?? 0) + 1);
   if (col.kind === "string") {
@@ -66,8 +69,7 @@ export function obsValueCounts(
   opts: { maxDistinct?: number } = {},
 ): ValueCount[] {
   const col = table.obs.columns[column];
-  if (!col || !table.obs.columnOrder.includes(column))
-    throw new NotFoundError(`no obs column "${column}"`);
+  if (!col || !table.obs.columnOrder.includes(column)) throw new NotFoundError(`no obs column "${column}"`);
   if (col.kind === "categorical") {
     const cats = col.categories;
     const nCats = cats.kind === "string" ? cats.values.length : cats.data.length;

@@ -6,11 +6,12 @@
  * Paths: `obs`, `var` (the active table), `tables:<name>:obs`, `tables:<name>:var`, `shapes:<name>`,
  * `points:<name>`. Columns are positional: `columns[i]` describes `row[i]` of every row.
  */
+
+import { BadRequestError, NotFoundError } from "../session/errors.js";
 import { numberAt } from "./arrays.js";
 import { type Column, columnValue, type DataFrame, nRows } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";
 import type { SpatialData } from "./spatialdata.js";
-import { BadRequestError, NotFoundError } from "../session/errors.js";
 
 /** Default page length. */
 export const TABLE_PAGE_DEFAULT_LIMIT = 100;
@@ -70,7 +71,9 @@ export function columnDtype(col: Column): string {
 /** A value made JSON-safe: NaN → null, ±Infinity → "Infinity"/"-Infinity", bigint → number or string. */
 export function jsonSafe(v: string | number | boolean | bigint | null): CellValue {
   if (typeof v === "bigint")
-    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : String(v);
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(v)
+      : String(v);
   if (typeof v === "number") {
     if (Number.isNaN(v)) return null;
     if (!Number.isFinite(v)) return String(v);

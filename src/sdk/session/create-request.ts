@@ -52,7 +52,9 @@ function parseSource(v: unknown): SessionSource {
     if (v.namespace === undefined)
       throw new BadRequestError(`source: "namespace" is required for kind "read" ("read" or "io")`);
     if (v.namespace !== "read" && v.namespace !== "io")
-      throw new BadRequestError(`source.namespace must be "read" or "io", got ${JSON.stringify(v.namespace)}`);
+      throw new BadRequestError(
+        `source.namespace must be "read" or "io", got ${JSON.stringify(v.namespace)}`,
+      );
     if (v.function === undefined) throw new BadRequestError(`source: "function" is required for kind "read"`);
     const fn = text(v.function, "source.function");
     if (v.params !== undefined && !isRecord(v.params))

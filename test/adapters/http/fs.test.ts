@@ -77,7 +77,10 @@ describe("GET /api/fs/datasets", () => {
       datasets: { name: string; path: string }[];
     };
     const demo = datasets.find((d) => d.name === basename(t.demo))!;
-    const r = await t.api("/api/sessions", { method: "POST", json: { source: { kind: "load", path: demo.path } } });
+    const r = await t.api("/api/sessions", {
+      method: "POST",
+      json: { source: { kind: "load", path: demo.path } },
+    });
     expect(r.status).toBe(201);
     const { id } = (await r.json()) as { id: string };
     await t.server.service.session(id).ready;

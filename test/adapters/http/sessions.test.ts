@@ -62,9 +62,25 @@ describe("POST /api/sessions", () => {
     expect(r.status).toBe(201);
     const s = (await r.json()) as Summary;
     expect(r.headers.get("location")).toBe(`/api/sessions/${s.id}`);
-    expect(s).toMatchObject({ name: "mine", status: "loading", parent_id: null, read_only: false, error: null });
+    expect(s).toMatchObject({
+      name: "mine",
+      status: "loading",
+      parent_id: null,
+      read_only: false,
+      error: null,
+    });
     expect(Object.keys(s).sort()).toEqual(
-      ["created_at", "error", "id", "name", "parent_id", "read_only", "resident_mb", "saved", "status"].sort(),
+      [
+        "created_at",
+        "error",
+        "id",
+        "name",
+        "parent_id",
+        "read_only",
+        "resident_mb",
+        "saved",
+        "status",
+      ].sort(),
     );
     const state = await settled(s.id);
     expect(state.summary.status).toBe("ready");
@@ -127,7 +143,10 @@ describe("POST /api/sessions", () => {
     await expect400(await post("load"), /body must be a JSON object/);
     await expect400(await post({}), /"source" is required/);
     await expect400(await post({ source: load, extra: 1 }), /unknown field "extra"/);
-    await expect400(await post({ source: { ...load, recursive: true } }), /source: unknown field "recursive"/);
+    await expect400(
+      await post({ source: { ...load, recursive: true } }),
+      /source: unknown field "recursive"/,
+    );
     await expect400(await post({ source: "x.zarr" }), /source must be an object/);
     await expect400(await post({ source: { kind: "open", path: t.demo } }), /source.kind must be/);
     await expect400(await post({ source: { path: t.demo } }), /source.kind must be/);
@@ -141,10 +160,16 @@ describe("POST /api/sessions", () => {
     await expect400(await post({ source: { ...read, namespace: undefined } }), /"namespace" is required/);
     await expect400(await post({ source: { ...read, namespace: "gr" } }), /namespace must be "read" or "io"/);
     await expect400(await post({ source: { ...read, function: undefined } }), /"function" is required/);
-    await expect400(await post({ source: { ...read, function: "nope" } }), /unknown reader function read.nope/);
+    await expect400(
+      await post({ source: { ...read, function: "nope" } }),
+      /unknown reader function read.nope/,
+    );
     await expect400(await post({ source: { ...read, params: [t.demo] } }), /source.params must be an object/);
     await expect400(await post({ source: { ...read, params: {} } }), /path/);
-    await expect400(await post({ source: { ...read, params: { path: t.demo, depth: 2 } } }), /depth|additional/);
+    await expect400(
+      await post({ source: { ...read, params: { path: t.demo, depth: 2 } } }),
+      /depth|additional/,
+    );
     expect((await t.api("/api/sessions")).status).toBe(200);
     // Nothing was created by any of these.
     expect(t.server.service.list()).toEqual([]);
@@ -203,15 +228,24 @@ describe("POST /api/sessions", () => {
   it("refuses a session past TESSERA_MAX_SESSIONS with 503", async () => {
     const s = await startTestServer({ config: { maxSessions: 1 } });
     try {
-      const a = await s.api("/api/sessions", { method: "POST", json: { source: { kind: "load", path: s.demo } } });
+      const a = await s.api("/api/sessions", {
+        method: "POST",
+        json: { source: { kind: "load", path: s.demo } },
+      });
       expect(a.status).toBe(201);
-      const b = await s.api("/api/sessions", { method: "POST", json: { source: { kind: "load", path: s.demo } } });
+      const b = await s.api("/api/sessions", {
+        method: "POST",
+        json: { source: { kind: "load", path: s.demo } },
+      });
       expect(b.status).toBe(503);
       expect(((await b.json()) as { detail: string }).detail).toMatch(/at most 1 sessions/);
       // Closing one frees the slot.
       const id = ((await a.json()) as Summary).id;
       expect((await s.api(`/api/sessions/${id}`, { method: "DELETE" })).status).toBe(200);
-      const c = await s.api("/api/sessions", { method: "POST", json: { source: { kind: "load", path: s.demo } } });
+      const c = await s.api("/api/sessions", {
+        method: "POST",
+        json: { source: { kind: "load", path: s.demo } },
+      });
       expect(c.status).toBe(201);
     } finally {
       await s.close();
@@ -319,7 +353,9 @@ describe("DELETE /api/sessions/{id}", () => {
       const id = await s.openDemo();
       const r = await s.api(`/api/sessions/${id}`, { method: "DELETE", json: { save: true } });
       expect(r.status).toBe(500);
-      expect(((await r.json()) as { detail: string }).detail).toMatch(/save before closing failed.*still open/);
+      expect(((await r.json()) as { detail: string }).detail).toMatch(
+        /save before closing failed.*still open/,
+      );
       expect(s.server.service.list().map((x) => x.id)).toContain(id);
       expect((await s.api(`/api/sessions/${id}`)).status).toBe(200);
       expect((await s.api(`/api/sessions/${id}`, { method: "DELETE" })).status).toBe(200);

@@ -49,7 +49,12 @@ export const fieldsRoutes: RouteModule = (app, { service }) => {
     {
       schema: query({
         q: { type: "string", default: "" },
-        limit: { type: "integer", minimum: 1, maximum: VAR_SEARCH_MAX_LIMIT, default: VAR_SEARCH_DEFAULT_LIMIT },
+        limit: {
+          type: "integer",
+          minimum: 1,
+          maximum: VAR_SEARCH_MAX_LIMIT,
+          default: VAR_SEARCH_DEFAULT_LIMIT,
+        },
       }),
     },
     async (req) => {
@@ -63,7 +68,9 @@ export const fieldsRoutes: RouteModule = (app, { service }) => {
     { schema: query({ sizes: { type: "string", enum: ["true", "false", "1", "0"] } }) },
     async (req) => {
       const s = readySession(service, req.params.id, "elements");
-      return elementInventory(s.data, s.activeTable, { sizes: req.query.sizes === "1" || req.query.sizes === "true" });
+      return elementInventory(s.data, s.activeTable, {
+        sizes: req.query.sizes === "1" || req.query.sizes === "true",
+      });
     },
   );
 

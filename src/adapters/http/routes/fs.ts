@@ -29,6 +29,9 @@ export const fsRoutes: RouteModule = (app, { service }) => {
     "/api/fs/browse",
     { schema: { querystring: BROWSE_QUERY } },
     async (req) =>
-      browseFolder(dataDir, req.query.path, { includeFiles: FLAG_ON.has(req.query.include_files ?? ""), workDir }),
+      browseFolder(dataDir, req.query.path, {
+        includeFiles: FLAG_ON.has(req.query.include_files ?? ""),
+        workDir,
+      }),
   );
 };

@@ -6,10 +6,7 @@
  * gated); with `save:true` the session is saved first and stays open if that fails.
  */
 import { Ajv, type ValidateFunction } from "ajv";
-import {
-  checkCreateSessionRequest,
-  parseCreateSessionRequest,
-} from "../../../sdk/session/create-request.js";
+import { checkCreateSessionRequest, parseCreateSessionRequest } from "../../../sdk/session/create-request.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession, readSession } from "../request.js";
 
