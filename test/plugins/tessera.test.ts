@@ -240,10 +240,44 @@ describe("custom.annotate_cells", () => {
     const { ctx } = testContext();
     await expect(
       annotate_cells(sd, { region_set: "roi", category: "a", cell_indices: [300] }, ctx),
-    ).rejects.toThrow("cell index 300 is outside the table's 300 rows");
+    ).rejects.toThrow("cell_indices[0] = 300 is not a row of table");
     await expect(
       annotate_cells(sd, { region_set: "cell_area", category: "a", cell_indices: [0] }, ctx),
     ).rejects.toThrow("not categorical");
+    await expect(annotate_cells(sd, { region_set: "roi", category: "a" }, ctx)).rejects.toThrow(
+      "give exactly one of polygons and cell_indices",
+    );
+  });
+
+  it("labels the cells inside polygons (obsm spatial), the same cells as their indices", async () => {
+    const { ctx } = testContext();
+    const sp = table(sd).obsm.spatial as { data: Float64Array };
+    const xs = Array.from({ length: 300 }, (_, i) => sp.data[2 * i]!);
+    const ys = Array.from({ length: 300 }, (_, i) => sp.data[2 * i + 1]!);
+    const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
+    const [y0, y1] = [Math.min(...ys), Math.max(...ys)];
+    const mx = (x0 + x1) / 2;
+    const my = (y0 + y1) / 2;
+    const square = [
+      [x0 - 1, y0 - 1],
+      [mx, y0 - 1],
+      [mx, my],
+      [x0 - 1, my],
+    ];
+    const inside = xs.flatMap((x, i) => (x < mx && ys[i]! < my ? [i] : []));
+    expect(inside.length).toBeGreaterThan(10);
+    const byPoly = applyChange(
+      sd,
+      await annotate_cells(sd, { region_set: "roi", category: "a", polygons: [square] }, ctx),
+    );
+    const byIdx = applyChange(
+      sd,
+      await annotate_cells(sd, { region_set: "roi", category: "a", cell_indices: inside }, ctx),
+    );
+    const a = table(byPoly.sdata).obs.columns.roi as Categorical;
+    const b = table(byIdx.sdata).obs.columns.roi as Categorical;
+    expect(Array.from(a.codes)).toEqual(Array.from(b.codes));
+    expect(Array.from(a.codes).filter((c) => c === 0)).toHaveLength(inside.length);
   });
 });
 

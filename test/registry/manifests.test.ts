@@ -68,7 +68,7 @@ describe("tessera manifest", () => {
     expect(a).toMatchObject({
       $schema: "http://json-schema.org/draft-07/schema#",
       type: "object",
-      required: ["region_set", "category", "cell_indices"],
+      required: ["region_set", "category"],
       additionalProperties: false,
       properties: {
         category: { type: "string", minLength: 1 },

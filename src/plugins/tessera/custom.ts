@@ -7,6 +7,7 @@ import { allocArray, type Categorical } from "../../sdk/data/arrays.js";
 import type { Change } from "../../sdk/data/change.js";
 import { columnValue } from "../../sdk/data/dataframe.js";
 import { type Inventory, inventory } from "../../sdk/data/inventory.js";
+import { resolveRowSelection } from "../../sdk/data/row-selection.js";
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import { nObs } from "../../sdk/data/table.js";
 import { unsGet } from "../../sdk/data/uns.js";
@@ -170,10 +171,17 @@ export interface AnnotateCellsParams {
    */
   category: string;
   /**
-   * Rows of the active table to label.
+   * Rows of the active table to label (give this or `polygons`).
    * @minItems 1
    */
-  cell_indices: CellIndex[];
+  cell_indices?: CellIndex[];
+  /**
+   * Polygons in the obsm `spatial` coordinates of the active table, each a ring of [x, y] vertices:
+   * the cells whose point lies inside any of them are labelled (give this or `cell_indices`). A
+   * drawn region stays a few numbers in the history, however many cells it holds.
+   * @widget json
+   */
+  polygons?: number[][][];
 }
 
 /**
@@ -193,10 +201,10 @@ export async function annotate_cells(
       `obs column "${params.region_set}" of table "${ctx.table}" is ${existing.kind}, not categorical`,
     );
   }
-  for (const i of params.cell_indices) {
-    if (!Number.isInteger(i) || i < 0 || i >= n)
-      throw new Error(`cell index ${i} is outside the table's ${n} rows`);
-  }
+  const chosen = await resolveRowSelection(sd, ctx.table, {
+    ...(params.cell_indices !== undefined ? { cell_indices: params.cell_indices } : {}),
+    ...(params.polygons !== undefined ? { polygons: params.polygons } : {}),
+  });
   const labels = existing ? categoryLabels(existing.categories) : [];
   let code = labels.indexOf(params.category);
   const categories = code >= 0 ? labels : [...labels, params.category];
@@ -204,7 +212,7 @@ export async function annotate_cells(
   const codes = allocArray("int32", n) as Int32Array;
   if (existing) codes.set(existing.codes);
   else codes.fill(-1);
-  for (const i of params.cell_indices) codes[i] = code;
+  for (let i = 0; i < n; i++) if (chosen.mask[i]) codes[i] = code;
   const col: Categorical = {
     kind: "categorical",
     codes,

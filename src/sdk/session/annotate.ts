@@ -3,8 +3,9 @@
  * into a region set (a categorical obs column), then point every display at it.
  *
  * The labelling runs as the registered compute `custom.annotate_cells` (the tessera plugin), so it is
- * an ordinary queued job with a history entry that a recipe can replay; the selection is resolved
- * when the request arrives, against the cells the user sees, and recorded as row indices. When the job
+ * an ordinary queued job with a history entry that a recipe can replay; the selection is checked
+ * when the request arrives, against the cells the user sees (an empty one is a 400), and recorded as
+ * the polygons drawn (or the row indices given). When the job
  * completes, every display's `color_by` becomes `obs:<region_set>` and a given `color` becomes that
  * category's `category_colors` override on every display (one `display.updated` each).
  */
@@ -76,11 +77,17 @@ export async function annotate(session: Session, req: AnnotateRequest): Promise<
     cell_indices: req.cell_indices,
   });
   if (sel.count === 0) throw new BadRequestError("the selection holds no cell");
-  const cellIndices: number[] = [];
-  for (let i = 0; i < sel.mask.length; i++) if (sel.mask[i]) cellIndices.push(i);
+  // Polygons are recorded as drawn (a few numbers, replayable on other data); indices as given.
+  let selection: Record<string, unknown>;
+  if (sel.polygons) selection = { polygons: sel.polygons };
+  else {
+    const cellIndices: number[] = [];
+    for (let i = 0; i < sel.mask.length; i++) if (sel.mask[i]) cellIndices.push(i);
+    selection = { cell_indices: cellIndices };
+  }
   const ticket = await session.submit({
     ...ANNOTATE_FUNCTION,
-    params: { region_set: regionSet, category: req.category, cell_indices: cellIndices },
+    params: { region_set: regionSet, category: req.category, ...selection },
   });
   void ticket.done.then((out) => {
     if (out.status !== "completed") return;
