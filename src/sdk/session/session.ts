@@ -23,6 +23,7 @@ import {
   type PlotEntry,
 } from "../io/checkpoint/app-state.js";
 import { type Checkpoint, checkpointFromStore, hasSidecar, readFigure } from "../io/checkpoint/read.js";
+import { mirroredGene, stampCheckpoint } from "../io/checkpoint/mirror-gene.js";
 import { validateAppState } from "../io/checkpoint/validate.js";
 import {
   datasetName,
@@ -66,7 +67,8 @@ import { BadRequestError, NotFoundError, StateError, TesseraError } from "./erro
 import { defaultActiveTable, describeFields } from "./fields.js";
 import type { SessionFunctions } from "./functions.js";
 import { containParams, containPath } from "./paths.js";
-import { resolveSaveTarget, type SaveTarget } from "./save.js";
+import { type ExportSelection, applySelection, checkSelection, isExport } from "./export-selection.js";
+import { resolveSaveTarget, type SaveTarget, type SaveTicket, targetPaths } from "./save.js";
 import type {
   EngineBus,
   EngineFunction,
@@ -397,6 +399,15 @@ export class Session {
     return readField(this.committed, path, this.active ?? undefined);
   }
 
+  /**
+   * One gene of `table`'s X read from the column-major mirror of the checkpoint the session was
+   * loaded from, or null when that is not possible or no longer current (then read X itself).
+   */
+  async geneValues(table: string, gene: string): Promise<Float32Array | null> {
+    if (!this.checkpoint) return null;
+    return mirroredGene(this.checkpoint, table, gene, this.committed.tables[table]?.X);
+  }
+
   /** A drawn plot's figure in `format`: this session's render, else the checkpoint it was loaded from. */
   async figure(plotId: string, format: "svg" | "pdf" | "png"): Promise<Uint8Array | null> {
     const p = this.app.plots.find((x) => x.id === plotId);
@@ -519,19 +530,23 @@ export class Session {
   }
 
   /**
-   * Save the whole object as a checkpoint (a queued job, so it holds every change queued before it).
-   * The request is checked now (400s); the written file becomes the session's own checkpoint.
+   * Save as a checkpoint (a queued job, so it holds every change queued before it). The request is
+   * checked now (400s). The whole-object form becomes the session's own checkpoint; with `include`,
+   * `levels` or `slots` it is an export that leaves `saved` and the checkpoint path alone.
    */
-  async save(opts: SaveOptions = {}): Promise<JobTicket> {
+  async save(opts: SaveOptions = {}): Promise<SaveTicket> {
     this.assertOpen();
+    if (isExport(opts) && this.sessionStatus !== "ready")
+      throw new StateError(`session ${this.id} is ${this.sessionStatus}; an export needs a ready session`);
     const drawn = this.app.plots.filter((p) => p.status === "drawn").map((p) => p.id);
     const target = await resolveSaveTarget(opts, this.deps.config.dataDir, this.sessionName, drawn);
+    const selection = checkSelection(opts, { data: this.committed, app: this.app, activeTable: this.active });
     const id = randomUUID();
     const descriptor: Descriptor = { namespace: "session", function: "save", params: { ...opts } };
     const rec = this.newJob(id, "save", descriptor, null, false);
-    this.queue.push(id, (signal) => this.executeSave(rec, target, signal));
+    this.queue.push(id, (signal) => this.executeSave(rec, target, signal, selection));
     this.emit("job.queued", { job_id: id, descriptor, position: this.queue.position(id) ?? 0 });
-    return { job_id: id, status: rec.status, done: rec.done };
+    return { job_id: id, status: rec.status, done: rec.done, ...targetPaths(target), export: selection !== null };
   }
 
   /**
@@ -1062,6 +1077,7 @@ export class Session {
       const cp = await checkpointFromStore(opened.store, opened.tree, path);
       signal.throwIfAborted();
       progress("restoring the app state", 80);
+      await stampCheckpoint(cp);
       this.checkpoint = cp;
       this.committed = cp.sdata;
       this.app = settleLoadedState(cp.appState);
@@ -1082,21 +1098,29 @@ export class Session {
   }
 
   /** Write the checkpoint of a save job. */
-  private async executeSave(rec: JobRecord, target: SaveTarget, signal: AbortSignal): Promise<void> {
+  private async executeSave(
+    rec: JobRecord,
+    target: SaveTarget,
+    signal: AbortSignal,
+    selection: ExportSelection | null = null,
+  ): Promise<void> {
     this.startJob(rec);
     try {
       if (this.sessionStatus !== "ready")
         throw new Error(`session ${this.id} is ${this.sessionStatus}: nothing to save`);
       const data = this.committed;
       const name = target.name ?? this.app.name ?? this.sessionName;
-      const appState: AppState = { ...this.app, name };
+      // An export writes the selected part, with its displays adjusted to what it keeps.
+      const content = selection
+        ? applySelection(data, { ...this.app, name }, selection)
+        : { data, appState: { ...this.app, name } as AppState, activeTable: this.active };
       const figures = await this.figureFiles(target.figures);
       const log = this.logTo(rec);
       const opts = {
-        appState,
+        appState: content.appState,
         figures,
         name,
-        activeTable: this.active,
+        activeTable: content.activeTable,
         workDir: this.deps.config.workDir,
         signal,
         onProgress: (m: string) => log(m),
@@ -1105,10 +1129,15 @@ export class Session {
       let written: WrittenZip;
       if (target.kind === "named") {
         await mkdir(target.folder, { recursive: true });
-        written = await writeCheckpointNamed(data, target.folder, target.prefix, opts);
+        written = await writeCheckpointNamed(content.data, target.folder, target.prefix, opts);
       } else {
         await mkdir(dirname(target.path), { recursive: true });
-        written = await writeCheckpoint(data, target.path, opts);
+        written = await writeCheckpoint(content.data, target.path, opts);
+      }
+      log(`wrote ${written.path}`);
+      if (selection) {
+        this.finish(rec, { path: written.path, export: true });
+        return;
       }
       // Adopted as the session's own checkpoint only if nothing was committed meanwhile (nothing can
       // be: the save holds the queue), and renamed when asked.
@@ -1116,7 +1145,7 @@ export class Session {
       this.sessionName = name;
       this.storePath = written.path;
       this.isSaved = data === this.committed;
-      this.finish(rec, { path: written.path });
+      this.finish(rec, { path: written.path, export: false });
       this.emit("session.updated", { summary: this.summary() });
     } catch (err) {
       this.failJob(rec, err);
