@@ -4,14 +4,46 @@
  * `folder`/`prefix`, and `figures` may only name drawn plots. A bad request is a 400 at the call,
  * never a failed job.
  */
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
 import { BadRequestError } from "./errors.js";
 import { containPath } from "./paths.js";
-import type { SaveOptions } from "./types.js";
+import type { JobTicket, SaveOptions } from "./types.js";
 
 /** Where a validated save writes. */
 export type SaveTarget =
   | { kind: "named"; folder: string; prefix: string; name: string | null; figures: string[] | null }
   | { kind: "path"; path: string; name: string | null; figures: string[] | null };
+
+/**
+ * A queued save: its job, and where it writes. A content-addressed name is known only once the file
+ * is written: `path` is then null and `pattern` shows the name with `<hash>` in place of the digest;
+ * the final path arrives on `job.completed` (`path`) and in the job's log (`wrote <path>`).
+ */
+export interface SaveTicket extends JobTicket {
+  /** Absolute path the save writes (`path` saves), or null (content-addressed names). */
+  path: string | null;
+  /** `<folder>/<prefix>-<hash>.sdata.zarr.zip` for content-addressed names, else null. */
+  pattern: string | null;
+  /** Whether the save is an export (a filtered write that the session does not adopt). */
+  export: boolean;
+}
+
+/** The `path` and `pattern` a save answers with before it has written anything. */
+export function targetPaths(target: SaveTarget): { path: string | null; pattern: string | null } {
+  return target.kind === "path"
+    ? { path: target.path, pattern: null }
+    : { path: null, pattern: join(target.folder, `${target.prefix}-<hash>.sdata.zarr.zip`) };
+}
+
+/** What is at `path`: a folder, something else, or nothing. */
+async function kindOf(path: string): Promise<"dir" | "file" | null> {
+  try {
+    return (await stat(path)).isDirectory() ? "dir" : "file";
+  } catch {
+    return null;
+  }
+}
 
 /** Whether a prefix is usable: non-blank, not dot-prefixed, no path separator. */
 export function validPrefix(prefix: string): boolean {
@@ -53,6 +85,7 @@ export async function resolveSaveTarget(
     if (opts.folder !== undefined || opts.prefix !== undefined)
       throw new BadRequestError("save: path cannot be combined with folder or prefix");
     const path = await containPath(dataDir, opts.path, "path");
+    if ((await kindOf(path)) === "dir") throw new BadRequestError(`save: path ${path} is a folder`);
     return { kind: "path", path, name, figures };
   }
   const prefix = opts.prefix ?? prefixFromName(name ?? sessionName);
@@ -62,5 +95,6 @@ export async function resolveSaveTarget(
     );
   }
   const folder = await containPath(dataDir, opts.folder ?? ".", "folder");
+  if ((await kindOf(folder)) === "file") throw new BadRequestError(`save: folder ${folder} is a file`);
   return { kind: "named", folder, prefix, name, figures };
 }

@@ -22,8 +22,8 @@ import {
   emptyAppState,
   type PlotEntry,
 } from "../io/checkpoint/app-state.js";
-import { type Checkpoint, checkpointFromStore, hasSidecar, readFigure } from "../io/checkpoint/read.js";
 import { mirroredGene, stampCheckpoint } from "../io/checkpoint/mirror-gene.js";
+import { type Checkpoint, checkpointFromStore, hasSidecar, readFigure } from "../io/checkpoint/read.js";
 import { validateAppState } from "../io/checkpoint/validate.js";
 import {
   datasetName,
@@ -64,10 +64,10 @@ import {
   updatePendingParams,
 } from "./app-state-machine.js";
 import { BadRequestError, NotFoundError, StateError, TesseraError } from "./errors.js";
+import { applySelection, checkSelection, type ExportSelection, isExport } from "./export-selection.js";
 import { defaultActiveTable, describeFields } from "./fields.js";
 import type { SessionFunctions } from "./functions.js";
 import { containParams, containPath } from "./paths.js";
-import { type ExportSelection, applySelection, checkSelection, isExport } from "./export-selection.js";
 import { resolveSaveTarget, type SaveTarget, type SaveTicket, targetPaths } from "./save.js";
 import type {
   EngineBus,
@@ -546,7 +546,13 @@ export class Session {
     const rec = this.newJob(id, "save", descriptor, null, false);
     this.queue.push(id, (signal) => this.executeSave(rec, target, signal, selection));
     this.emit("job.queued", { job_id: id, descriptor, position: this.queue.position(id) ?? 0 });
-    return { job_id: id, status: rec.status, done: rec.done, ...targetPaths(target), export: selection !== null };
+    return {
+      job_id: id,
+      status: rec.status,
+      done: rec.done,
+      ...targetPaths(target),
+      export: selection !== null,
+    };
   }
 
   /**

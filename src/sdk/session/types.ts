@@ -73,7 +73,7 @@ export interface SessionState {
 }
 
 /** Kind of a job: an effect class, or one of the session's own jobs. */
-export type JobKind = EffectClass | "load" | "save" | "subset" | "shape_annotation";
+export type JobKind = EffectClass | "load" | "save" | "subset" | "shape_annotation" | "points_transform";
 
 /** Status of a job. */
 export type JobStatus = "pending" | "queued" | "running" | "completed" | "failed" | "cancelled";
@@ -97,7 +97,10 @@ export interface JobTicket {
   done: Promise<JobOutcome>;
 }
 
-/** The body of `POST /save` (the whole-object form; filtered exports are not implemented yet). */
+/**
+ * The body of `POST /save`. Without `include`, `levels` and `slots` the whole object is saved and
+ * becomes the session's checkpoint; with any of them the save is an export (see `export-selection.ts`).
+ */
 export interface SaveOptions {
   /** Folder under the data dir (relative or absolute), created if absent. */
   folder?: string;
@@ -109,6 +112,12 @@ export interface SaveOptions {
   path?: string;
   /** Ids of drawn plots whose figures the file carries (default all, `[]` none). */
   figures?: string[];
+  /** Facet (`images`, `labels`, `points`, `shapes`, `tables`) → element names to keep. */
+  include?: Partial<Record<"images" | "labels" | "points" | "shapes" | "tables", string[]>>;
+  /** Image name → index of the finest pyramid level to write (coarser levels are kept). */
+  levels?: Record<string, number>;
+  /** Table name → slot paths to write (`X`, `obs`, `var`, `uns`, `raw`, `<mapping>/<key>`). */
+  slots?: Record<string, string[]>;
 }
 
 /** A registry entry as the session uses it (the registry's `FunctionEntry`). */
