@@ -72,6 +72,10 @@ describe("GET /api/fs/datasets", () => {
       expect(names).not.toContain(no);
   });
 
+  it("takes no query parameters (400)", async () => {
+    expect((await t.api("/api/fs/datasets?depth=99")).status).toBe(400);
+  });
+
   it("a dataset listed loads as a session", async () => {
     const { datasets } = (await (await t.api("/api/fs/datasets")).json()) as {
       datasets: { name: string; path: string }[];

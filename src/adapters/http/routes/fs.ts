@@ -23,7 +23,11 @@ const BROWSE_QUERY = {
 export const fsRoutes: RouteModule = (app, { service }) => {
   const { dataDir, workDir } = service.config;
 
-  app.get("/api/fs/datasets", async () => ({ datasets: await findDatasets(dataDir, { workDir }) }));
+  app.get(
+    "/api/fs/datasets",
+    { schema: { querystring: { type: "object", additionalProperties: false, properties: {} } } },
+    async () => ({ datasets: await findDatasets(dataDir, { workDir }) }),
+  );
 
   app.get<{ Querystring: { path?: string; include_files?: string } }>(
     "/api/fs/browse",
