@@ -58,6 +58,10 @@ async function expect400(res: Response, pattern: RegExp): Promise<void> {
 
 describe("POST /api/sessions", () => {
   it("loads a checkpoint: 201, Location, the summary in status loading, then ready with its state", async () => {
+    const seen: { event: string; data: Record<string, unknown> }[] = [];
+    const stop = t.server.service.bus.subscribe((e) => {
+      seen.push(e as never);
+    });
     const r = await post({ source: { kind: "load", path: t.demo }, name: "mine", load_id: "L1" });
     expect(r.status).toBe(201);
     const s = (await r.json()) as Summary;
@@ -83,8 +87,15 @@ describe("POST /api/sessions", () => {
       ].sort(),
     );
     const state = await settled(s.id);
+    stop();
     expect(state.summary.status).toBe("ready");
     expect(state.summary.saved).toBe(true);
+    // session.created at once; progress routed by the client's load_id, ending with done.
+    expect(seen.find((e) => e.event === "session.created")?.data).toMatchObject({ session_id: s.id });
+    const loading = seen.filter((e) => e.event === "session.loading").map((e) => e.data);
+    expect(loading.length).toBeGreaterThan(0);
+    expect(loading.every((d) => d.load_id === "L1")).toBe(true);
+    expect(loading.at(-1)).toMatchObject({ done: true, pct: 100 });
     expect(Object.keys(state).sort()).toEqual(
       ["app_state", "data_versions", "fields", "figures", "queue", "summary"].sort(),
     );
