@@ -4,11 +4,15 @@
  * writes. Content-addressed names are known only once written: `path` is then null, `pattern` shows
  * the name with `<hash>`, and the final path arrives on `job.completed`.
  */
+import { Ajv } from "ajv";
 import type { SaveOptions } from "../../../sdk/session/types.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession } from "../request.js";
 
-/** The body: every field optional; selections are checked by the session against the data. */
+/** JSON bodies are checked without type coercion (the app's shared ajv turns `5` into `"5"`). */
+const strictAjv = new Ajv({ coerceTypes: false, useDefaults: false, allErrors: false, strict: false });
+
+/** The body (absent, null or an object): every field optional; selections are checked by the session against the data. */
 const SAVE_BODY = {
   type: ["object", "null"],
   additionalProperties: false,
@@ -28,7 +32,7 @@ const SAVE_BODY = {
 export const saveRoutes: RouteModule = (app, { service }) => {
   app.post<{ Params: { id: string }; Body: SaveOptions | null }>(
     "/api/sessions/:id/save",
-    { schema: { body: SAVE_BODY } },
+    { schema: { body: SAVE_BODY }, validatorCompiler: ({ schema }) => strictAjv.compile(schema) },
     async (req) => {
       const session = mutableSession(service, req, req.params.id);
       const t = await session.save(req.body ?? {});
