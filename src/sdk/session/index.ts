@@ -3,6 +3,16 @@ export { ANNOTATE_FUNCTION, type AnnotateRequest, annotate, displayForRegionSet 
 export * from "./app-state-machine.js";
 export { BUILTIN_LIBRARY, READ_DATA_ENTRY, type ReadDataParams, read_data } from "./builtin-readers.js";
 export { type Env, PACKAGE_RECIPES_DIR, platformEnabled, readConfig, type ServiceConfig } from "./config.js";
+export { checkCreateSessionRequest, parseCreateSessionRequest } from "./create-request.js";
+export {
+  type BrowseEntry,
+  type BrowseResult,
+  browseFolder,
+  type DatasetEntry,
+  type DiscoveryLimits,
+  type EntryKind,
+  findDatasets,
+} from "./datasets.js";
 export * from "./errors.js";
 export { defaultActiveTable, describeFields } from "./fields.js";
 export { SessionFunctions } from "./functions.js";
@@ -14,6 +24,7 @@ export {
   type PresenceView,
   type SessionPresence,
 } from "./presence.js";
+export { requireReady } from "./readiness.js";
 export { prefixFromName, resolveSaveTarget, type SaveTarget, validPrefix } from "./save.js";
 export { Service, type ServiceOptions } from "./service.js";
 export { type RecipeRun, Session, type SessionDeps, type SessionInit } from "./session.js";
