@@ -357,6 +357,23 @@ describe("DELETE /api/sessions/{id}", () => {
     expect(ok.status).toBe(200);
   });
 
+  it("closes a session that is still loading (no save asked)", async () => {
+    const r = await post({ source: { kind: "load", path: t.demo } });
+    const { id } = (await r.json()) as Summary;
+    const d = await del(id);
+    expect(d.status).toBe(200);
+    expect(t.server.service.list().map((x) => x.id)).not.toContain(id);
+    expect((await t.api(`/api/sessions/${id}`)).status).toBe(404);
+  });
+
+  it("answers odd ids with 404, never 500", async () => {
+    for (const id of ["%00", "..", "a%2Fb", "%E2%9C%93", "x".repeat(900)]) {
+      const r = await t.api(`/api/sessions/${id}`, { method: "DELETE" });
+      expect(r.status, id).toBe(404);
+    }
+    expect((await t.api("/api/sessions/%ZZ")).status).toBe(400);
+  });
+
   it("a failed save-before-close answers 500 and leaves the session open", async () => {
     // A working dir that cannot be created makes every save fail.
     const s = await startTestServer({ config: { workDir: join("/dev/null", "work") } });
