@@ -10,7 +10,8 @@
  *   checkpoint) that is a named save into the checkpoint's folder: a new `<name>-<hash>` file the
  *   session adopts, leaving the file it reads lazily from untouched. An explicit `path` is written as
  *   given, except the very file the session is reading from, which cannot be replaced while open.
- * The answer's `job_id` is the job that finishes last (the save for a checkpoint).
+ * The answer's `job_id` is the job that finishes last (the save for a checkpoint); `path` and
+ * `pattern` are what `POST /save` answers for the same write.
  */
 import { stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -29,8 +30,13 @@ export interface PointsTransformRequest {
 /** What the request queued: the job to wait for and where the transform is written. */
 export interface PointsTransformTicket {
   job_id: string;
-  /** The folder or checkpoint written; for a named save, the folder the new checkpoint goes to. */
-  path: string;
+  /** The folder or checkpoint written; null for a content-addressed save (see `pattern`). */
+  path: string | null;
+  /**
+   * For a content-addressed save, `<folder>/<name>-<hash>.sdata.zarr.zip` (the final path arrives on
+   * the save's `job.completed`), as `POST /save` answers it.
+   */
+  pattern?: string | null;
 }
 
 const isZip = (p: string) => /\.zarr\.zip$/i.test(p);
@@ -116,7 +122,6 @@ export async function setPointsTransform(
     const save = await s.save({ path: target });
     return { job_id: save.job_id, path: target };
   }
-  const into = dirname(target);
-  const save = await s.save({ folder: into });
-  return { job_id: save.job_id, path: into };
+  const save = await s.save({ folder: dirname(target) });
+  return { job_id: save.job_id, path: save.path, pattern: save.pattern };
 }

@@ -134,9 +134,12 @@ describe("POST /points-transform", () => {
     const affine = [2, 0, 10, 0, 2, -4];
     const r = await post(s.id, { affine });
     expect(r.status).toBe(200);
-    const body = (await r.json()) as { job_id: string; path: string };
+    const body = (await r.json()) as { job_id: string; path: string | null };
     // No path on a checkpoint session: a named save into the checkpoint's folder.
-    expect(body.path).toBe(await realpath(t.dataDir));
+    expect(body.path).toBeNull();
+    expect((body as { pattern?: string }).pattern).toBe(
+      join(await realpath(t.dataDir), "rich-<hash>.sdata.zarr.zip"),
+    );
     expect((await t.waitJob(s.id, body.job_id)).status).toBe("completed");
     stop();
     expect(await (await pt(s.id)).json()).toEqual({
@@ -179,6 +182,19 @@ describe("POST /points-transform", () => {
     // The file the session reads lazily from is untouched and the mirror still serves genes.
     const gene = s.data.tables.table!.var.index.values[2]!;
     expect(await s.geneValues("table", gene)).not.toBeNull();
+  });
+
+  it("writes an explicit .zarr.zip path as given (the whole object, through the session's save)", async () => {
+    const s = await openRich();
+    const affine = [1, 0, -2, 0, 1, 2];
+    const r = await post(s.id, { affine, path: "out/aligned.sdata.zarr.zip" });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { job_id: string; path: string };
+    expect(body.path).toBe(join(await realpath(t.dataDir), "out", "aligned.sdata.zarr.zip"));
+    expect((await t.waitJob(s.id, body.job_id)).status).toBe("completed");
+    const cp = await openCheckpoint(body.path);
+    expect(worldAffine(cp.sdata, "shapes", "cell_boundaries")).toEqual(affine);
+    expect(s.checkpointPath).toBe(body.path);
   });
 
   it("writes into a SpatialData .zarr folder in place (element attrs and consolidated metadata)", async () => {
