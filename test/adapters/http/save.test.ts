@@ -7,6 +7,7 @@ import { copyFile, readdir, readFile, truncate, writeFile } from "node:fs/promis
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nearlyEqual } from "../../../src/sdk/data/affine.js";
+import type { DenseArray } from "../../../src/sdk/data/arrays.js";
 import { levelToSystem } from "../../../src/sdk/data/select.js";
 import { makeSpatialData, transformTo } from "../../../src/sdk/data/spatialdata.js";
 import { updateTable } from "../../../src/sdk/data/table.js";
@@ -64,12 +65,12 @@ const displays = (g: string): DisplaySpec[] => [
 async function writeRich(dir: string): Promise<string> {
   const sd = generateDemo(DEMO);
   const t0 = sd.tables.table!;
-  const spatial = t0.obsm.spatial as { kind: "dense"; shape: number[]; data: Float64Array };
+  const spatial = t0.obsm.spatial as DenseArray;
   const umap = {
     kind: "dense" as const,
     dtype: "float64" as const,
     shape: [...spatial.shape],
-    data: spatial.data.map((v) => v / 10),
+    data: (spatial.data as Float64Array).map((v) => v / 10),
   };
   const table = updateTable(t0, { layers: { counts: t0.X! }, obsm: { spatial, X_umap: umap } });
   const table2 = updateTable(t0, { X: null, obsm: { spatial, X_umap: umap } });
@@ -246,7 +247,7 @@ describe("exports", () => {
     expect(await cp.store.get("/viewer/X_csc/table/zarr.json")).toBeUndefined();
     // Displays: dropped shapes layer and colourings of dropped slots are null; the rest is kept.
     const d = Object.fromEntries(
-      cp.appState.displays.map((x) => [x.id, x.encoding as Record<string, unknown>]),
+      cp.appState.displays.map((x) => [x.id, x.encoding as unknown as Record<string, unknown>]),
     );
     expect(d["d-gene"]).toMatchObject({ color_by: null, shapes_layer: null, image_layer: "morphology" });
     expect(d["d-layer"]).toMatchObject({ color_by: null });
@@ -296,7 +297,7 @@ describe("exports", () => {
     expect(Object.keys(c.sdata.tables.table!.layers)).toEqual(["counts"]);
     expect(c.sidecar.tables.every((x) => x.x_mirror === null)).toBe(true);
     const d = Object.fromEntries(
-      c.appState.displays.map((x) => [x.id, x.encoding as Record<string, unknown>]),
+      c.appState.displays.map((x) => [x.id, x.encoding as unknown as Record<string, unknown>]),
     );
     expect(d["d-gene"]!.color_by).toBeNull();
     expect(d["d-layer"]!.color_by).toBe("layers:counts");
