@@ -23,7 +23,13 @@ import {
   type PlotEntry,
 } from "../io/checkpoint/app-state.js";
 import { mirroredGene, stampCheckpoint } from "../io/checkpoint/mirror-gene.js";
-import { type Checkpoint, checkpointFromStore, hasSidecar, readFigure } from "../io/checkpoint/read.js";
+import {
+  type Checkpoint,
+  checkpointFromStore,
+  hasSidecar,
+  openCheckpoint,
+  readFigure,
+} from "../io/checkpoint/read.js";
 import { validateAppState } from "../io/checkpoint/validate.js";
 import {
   datasetName,
@@ -541,6 +547,11 @@ export class Session {
     const drawn = this.app.plots.filter((p) => p.status === "drawn").map((p) => p.id);
     const target = await resolveSaveTarget(opts, this.deps.config.dataDir, this.sessionName, drawn);
     const selection = checkSelection(opts, { data: this.committed, app: this.app, activeTable: this.active });
+    const own = [this.storePath, this.checkpoint?.location];
+    if (selection && target.kind === "path" && own.includes(target.path))
+      throw new BadRequestError(
+        `save: an export cannot replace the session's own checkpoint ${target.path}; choose another path`,
+      );
     const id = randomUUID();
     const descriptor: Descriptor = { namespace: "session", function: "save", params: { ...opts } };
     const rec = this.newJob(id, "save", descriptor, null, false);
@@ -1122,6 +1133,8 @@ export class Session {
         : { data, appState: { ...this.app, name } as AppState, activeTable: this.active };
       const figures = await this.figureFiles(target.figures);
       const log = this.logTo(rec);
+      // A whole save may replace the file the session reads from: keep its figures in memory first.
+      if (!selection) await this.keepFigures();
       const opts = {
         appState: content.appState,
         figures,
@@ -1141,6 +1154,18 @@ export class Session {
         written = await writeCheckpoint(content.data, target.path, opts);
       }
       log(`wrote ${written.path}`);
+      // The session reads on from the file just written: a save over its own checkpoint renamed a
+      // new file over the one its lazy arrays read from, and those reads would now fail. An export
+      // lands there only under the same content-hash name, so with the same bytes.
+      const reopened =
+        !selection || written.path === this.checkpoint?.location
+          ? await this.reopen(written.path, log)
+          : null;
+      const unchanged = data === this.committed;
+      if (reopened && unchanged) {
+        this.committed = reopened.sdata;
+        this.checkpoint = reopened;
+      }
       if (selection) {
         this.finish(rec, { path: written.path, export: true });
         return;
@@ -1150,11 +1175,36 @@ export class Session {
       this.app = { ...this.app, name };
       this.sessionName = name;
       this.storePath = written.path;
-      this.isSaved = data === this.committed;
+      this.isSaved = unchanged;
       this.finish(rec, { path: written.path, export: false });
       this.emit("session.updated", { summary: this.summary() });
     } catch (err) {
       this.failJob(rec, err);
+    }
+  }
+
+  /** Hold every drawn plot's figure in memory (those read from a checkpoint file so far). */
+  private async keepFigures(): Promise<void> {
+    for (const p of this.app.plots) {
+      if (p.status !== "drawn" || this.figureBytes.has(p.id)) continue;
+      const set: FigureSet = {};
+      for (const format of ["svg", "png", "pdf"] as const) {
+        const bytes = await this.figure(p.id, format).catch(() => null);
+        if (bytes) set[format] = bytes;
+      }
+      if (Object.keys(set).length) this.figureBytes.set(p.id, set);
+    }
+  }
+
+  /** Open a checkpoint this session just wrote; null (the in-memory object stays) if that fails. */
+  private async reopen(path: string, log: (t: string) => void): Promise<Checkpoint | null> {
+    try {
+      const cp = await openCheckpoint(path);
+      await stampCheckpoint(cp);
+      return cp;
+    } catch (err) {
+      log(`note: the written checkpoint could not be reopened (${message(err)}); reading on from memory`);
+      return null;
     }
   }
 

@@ -436,6 +436,39 @@ describe("validation: 400 before any job", () => {
   });
 });
 
+describe("saving over the session's own checkpoint", () => {
+  it("a whole save over the file the session reads from keeps the session readable and savable", async () => {
+    const own = join(t.dataDir, "own.sdata.zarr.zip");
+    await copyFile(rich, own);
+    const id = await load(own);
+    const g = encodeURIComponent(`X:${gene}`);
+    const before = await t.api(`/api/sessions/${id}/data/${g}`);
+    expect(before.status).toBe(200);
+    const first = await save({ path: own }, id);
+    expect(first.end.status).toBe("completed");
+    // Lazy arrays now read from the new file (the old one was renamed over).
+    const img = await save({ path: "after-own.sdata.zarr.zip" }, id);
+    expect(img.end.status).toBe("completed");
+    const after = await t.api(`/api/sessions/${id}/data/${g}`);
+    expect(after.status).toBe(200);
+    expect(Buffer.from(await after.arrayBuffer()).equals(Buffer.from(await before.arrayBuffer()))).toBe(true);
+    expect((await state(id)).summary.saved).toBe(true);
+    const again = await openCheckpoint(join(t.dataDir, "after-own.sdata.zarr.zip"));
+    expect(again.sdata.images.morphology!.levels).toHaveLength(2);
+  });
+
+  it("an export may not replace the session's own checkpoint (400)", async () => {
+    const own = join(t.dataDir, "own2.sdata.zarr.zip");
+    await copyFile(rich, own);
+    const id = await load(own);
+    const bytes = await readFile(own);
+    const r = await post(`/api/sessions/${id}/save`, { path: own, include: { points: [] } });
+    expect(r.status).toBe(400);
+    expect((await r.json()).detail).toMatch(/cannot replace the session's own checkpoint/);
+    expect((await readFile(own)).equals(bytes)).toBe(true);
+  });
+});
+
 describe("failures and the edit lock", () => {
   it("a save that fails leaves the previous file byte for byte, and no temp file behind", async () => {
     // A session reading lazily from a file that then loses its second half: the write cannot read it.
