@@ -457,6 +457,21 @@ describe("saving over the session's own checkpoint", () => {
     expect(again.sdata.images.morphology!.levels).toHaveLength(2);
   });
 
+  it("saving identical bytes under an existing content-hash name keeps that file (other readers go on)", async () => {
+    const base = await load(rich);
+    const first = await save({ folder: "shared", prefix: "same" }, base);
+    const shared = first.event.path as string;
+    const a = await load(shared);
+    const b = await load(shared);
+    const again = await save({ folder: "shared", prefix: "same" }, a);
+    expect(again.end.status).toBe("completed");
+    expect(again.event.path).toBe(shared);
+    // Session b reads lazily from the same file: it is still the file it opened.
+    const out = await save({ path: "shared/from-b.sdata.zarr.zip" }, b);
+    expect(out.end.status).toBe("completed");
+    expect((await files()).filter((f) => f.startsWith("shared/same-"))).toHaveLength(1);
+  });
+
   it("an export may not replace the session's own checkpoint (400)", async () => {
     const own = join(t.dataDir, "own2.sdata.zarr.zip");
     await copyFile(rich, own);

@@ -3,7 +3,7 @@
  * sidecar, the column-major X mirrors and the figures, staged in a temporary folder, consolidated,
  * then zipped (STORED, deterministic, atomic rename). See docs/formats/checkpoint.md.
  */
-import { mkdtemp, rename, rm } from "node:fs/promises";
+import { mkdtemp, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import * as zarr from "zarrita";
@@ -184,6 +184,13 @@ export async function writeCheckpointNamed(
   const written = await writeCheckpoint(sd, pending, { name: prefix, ...opts });
   const finalPath = join(dirname(pending), contentHashName(prefix, written.sha256));
   try {
+    // Same name, same bytes: keep the file there, which readers may have open (a rename over it would
+    // give it a new identity and fail their next read).
+    const existing = await stat(finalPath).catch(() => null);
+    if (existing?.isFile() && existing.size === written.bytes) {
+      await rm(pending, { force: true });
+      return { ...written, path: finalPath };
+    }
     await rename(pending, finalPath);
   } catch (err) {
     await rm(pending, { force: true });
