@@ -59,7 +59,8 @@ export function buildSidecar(sd: SpatialData, input: SidecarInput): ViewerSideca
       levels: el.levels.map((l, i) => ({
         level: i,
         ...levelSize(el.axes, l.shape),
-        path: `${family}/${name}/${l.path}`,
+        // The writer names levels `s0, s1, …` whatever they were called in memory or in the source.
+        path: `${family}/${name}/s${i}`,
       })),
       channels: el.kind === "image" ? [...el.channels] : [],
       dtype: el.dtype,
