@@ -103,6 +103,11 @@ async function load(path: string): Promise<string> {
   throw new Error("load timed out");
 }
 
+/** Close a session (at most `TESSERA_MAX_SESSIONS` may be open). */
+async function close(id: string): Promise<void> {
+  expect((await t.api(`/api/sessions/${id}`, { method: "DELETE" })).status).toBe(200);
+}
+
 /** Every file under the data dir (relative), the working dir excluded. */
 async function files(): Promise<string[]> {
   const out = await readdir(t.dataDir, { recursive: true });
@@ -269,6 +274,7 @@ describe("exports", () => {
     const gene404 = await t.api(`/api/sessions/${exportId}/data/X:${gene}`);
     expect(gene404.status).toBeGreaterThanOrEqual(400);
     expect(gene404.status).toBeLessThan(500);
+    await close(exportId);
   });
 
   it("putting another table first changes the export's active table and nulls every color_by", async () => {
@@ -285,6 +291,7 @@ describe("exports", () => {
     const id = await load(answer.path);
     expect((await state(id)).fields.has_x).toBe(false);
     expect(t.server.service.session(id).activeTable).toBe("table2");
+    await close(id);
   });
 
   it("dropping only X writes a table without X (not zeros) and without the mirror", async () => {
@@ -455,6 +462,7 @@ describe("saving over the session's own checkpoint", () => {
     expect((await state(id)).summary.saved).toBe(true);
     const again = await openCheckpoint(join(t.dataDir, "after-own.sdata.zarr.zip"));
     expect(again.sdata.images.morphology!.levels).toHaveLength(2);
+    await close(id);
   });
 
   it("saving identical bytes under an existing content-hash name keeps that file (other readers go on)", async () => {
@@ -470,6 +478,7 @@ describe("saving over the session's own checkpoint", () => {
     const out = await save({ path: "shared/from-b.sdata.zarr.zip" }, b);
     expect(out.end.status).toBe("completed");
     expect((await files()).filter((f) => f.startsWith("shared/same-"))).toHaveLength(1);
+    for (const id of [base, a, b]) await close(id);
   });
 
   it("an export may not replace the session's own checkpoint (400)", async () => {
@@ -481,6 +490,7 @@ describe("saving over the session's own checkpoint", () => {
     expect(r.status).toBe(400);
     expect((await r.json()).detail).toMatch(/cannot replace the session's own checkpoint/);
     expect((await readFile(own)).equals(bytes)).toBe(true);
+    await close(id);
   });
 });
 
@@ -502,6 +512,7 @@ describe("failures and the edit lock", () => {
     expect((await readFile(prev)).equals(bytes)).toBe(true);
     expect(await files()).toEqual(before);
     expect(t.server.service.session(id).checkpointPath).toBe(fragile);
+    await close(id);
   });
 
   it("423 while another viewer holds the lock; the holder saves", async () => {
