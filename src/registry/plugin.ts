@@ -30,7 +30,18 @@ export function definePlugin(descriptor: PluginDescriptor): PluginDescriptor {
 }
 
 /** The namespaces an operation may live in (scanpy, squidpy, spatialdata-io and the service's own). */
-export const NAMESPACES = ["sc.pp", "sc.tl", "sc.get", "gr", "im", "tl", "pl", "read", "io", "custom"] as const;
+export const NAMESPACES = [
+  "sc.pp",
+  "sc.tl",
+  "sc.get",
+  "gr",
+  "im",
+  "tl",
+  "pl",
+  "read",
+  "io",
+  "custom",
+] as const;
 
 /** One namespace. */
 export type Namespace = (typeof NAMESPACES)[number];

@@ -3,21 +3,33 @@
  * @packageDocumentation
  */
 export * from "./data/index.js";
-export { generateDemo, type DemoOptions } from "./demo/generate.js";
-export { ensureDemoDataset, type DemoDataset } from "./demo/ensure.js";
+export { type DemoDataset, ensureDemoDataset } from "./demo/ensure.js";
+export { type DemoOptions, generateDemo } from "./demo/generate.js";
 export { readH5ad } from "./io/anndata/read-h5ad.js";
 export { readAnnDataZarr } from "./io/anndata/read-zarr.js";
 export { writeAnnDataZarr } from "./io/anndata/write.js";
 export * from "./io/checkpoint/app-state.js";
 export { type Checkpoint, openCheckpoint, readFigure, readGeneFromMirror } from "./io/checkpoint/read.js";
-export { type ViewerSidecar, SIDECAR_VERSION } from "./io/checkpoint/sidecar.js";
-export { type FigureFile, type WriteCheckpointOptions, writeCheckpoint, writeCheckpointNamed } from "./io/checkpoint/write.js";
-export { openData, type OpenResult } from "./io/open.js";
+export { SIDECAR_VERSION, type ViewerSidecar } from "./io/checkpoint/sidecar.js";
+export {
+  type FigureFile,
+  type WriteCheckpointOptions,
+  writeCheckpoint,
+  writeCheckpointNamed,
+} from "./io/checkpoint/write.js";
+export { type OpenResult, openData } from "./io/open.js";
 export { readSpatialData } from "./io/spatialdata/read.js";
 export { writeSpatialData } from "./io/spatialdata/write.js";
 export { openStore } from "./io/store/open-store.js";
 export { Rng } from "./math/rng.js";
-export { TESSERA_VERSION } from "./version.js";
-export * from "./session/index.js";
 export * from "./recipes/index.js";
-export { descriptor, JobFailedError, splitKey, Tessera, type TesseraOptions, TesseraSession } from "./tessera.js";
+export * from "./session/index.js";
+export {
+  descriptor,
+  JobFailedError,
+  splitKey,
+  Tessera,
+  type TesseraOptions,
+  TesseraSession,
+} from "./tessera.js";
+export { TESSERA_VERSION } from "./version.js";

@@ -164,7 +164,9 @@ export class Service {
       // what the caller meant to keep. A failed save leaves the session open (500: nothing the
       // request did wrong), so the user can retry or save elsewhere.
       if (s.status !== "ready")
-        throw new StateError(`session ${id} is ${s.status}; there is nothing to save (close it without save)`);
+        throw new StateError(
+          `session ${id} is ${s.status}; there is nothing to save (close it without save)`,
+        );
       const out = await (await s.save()).done;
       if (out.status !== "completed")
         throw new TesseraError(

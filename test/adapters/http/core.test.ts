@@ -70,7 +70,10 @@ describe("resource samples", () => {
       stop();
       const samples = seen.filter((e) => e.event === "resource.sample");
       expect(samples.length).toBeGreaterThanOrEqual(3);
-      const d = samples.at(-1)!.data as { global: Record<string, number>; per_session: Record<string, number> };
+      const d = samples.at(-1)!.data as {
+        global: Record<string, number>;
+        per_session: Record<string, number>;
+      };
       expect(Object.keys(d.global).sort()).toEqual(
         ["cpu_count", "cpu_pct", "rasters_mb", "rss_mb", "rss_pct", "work_dir_mb"].sort(),
       );
