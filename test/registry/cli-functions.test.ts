@@ -37,7 +37,7 @@ describe("tessera functions", () => {
     expect(await main(["functions"])).toBe(0);
     expect(out).toMatch(/^FUNCTION\s+EFFECT\s+SUMMARY\n/);
     expect(out).toMatch(
-      /custom\.annotate_cells\s+compute\s+Label chosen cells into a categorical obs column \(a region set\)\.\n\s+params: region_set\*, category\*, cell_indices\*\n/,
+      /custom\.annotate_cells\s+compute\s+Label chosen cells into a categorical obs column \(a region set\)\.\n\s+params: region_set\*, category\*, cell_indices, polygons\n/,
     );
     expect(out).toMatch(/params: scale, \(on_value\), \(rng\)/);
     expect(out).toMatch(/15 functions .*libraries: tessera \d+\.\d+\.\d+, testkit/);

@@ -227,6 +227,7 @@ describe("coverage", () => {
       "n_neighbors",
       "new_name",
       "options",
+      "polygons",
       "resolution",
       "scale",
     ]);
