@@ -128,6 +128,8 @@ interface JobRecord {
   status: JobStatus;
   log: string[];
   error?: string;
+  /** What `job.completed` carried beyond the ids (save: `{path, export}`; compute: `{structural_diff}` …). */
+  result?: Record<string, unknown>;
   readonly done: Promise<JobOutcome>;
   settle(outcome: JobOutcome): void;
 }
@@ -388,6 +390,8 @@ export class Session {
     status: JobStatus;
     log: string;
     error: string | null;
+    /** What the completed job reported (as on `job.completed`), or null. */
+    result: Record<string, unknown> | null;
   } {
     const rec = this.jobs.get(jobId);
     if (!rec) throw new NotFoundError(`session ${this.id} has no job "${jobId}"`);
@@ -397,6 +401,7 @@ export class Session {
       status: rec.status,
       log: rec.log.join("\n"),
       error: rec.error ?? null,
+      result: rec.result ?? null,
     };
   }
 
@@ -868,6 +873,7 @@ export class Session {
 
   private finish(rec: JobRecord, result: Record<string, unknown>): void {
     rec.status = "completed";
+    rec.result = result;
     this.emit("job.completed", { job_id: rec.id, kind: rec.kind, ...result });
     rec.settle({ job_id: rec.id, kind: rec.kind, status: "completed", result });
   }

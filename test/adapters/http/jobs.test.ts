@@ -29,7 +29,13 @@ describe("POST /jobs", () => {
     const body = await r.json();
     expect(body).toEqual({ job_id: expect.any(String), status: "queued" });
     const end = await t.waitJob(sid, body.job_id);
-    expect(end).toEqual({ job_id: body.job_id, status: "completed", kind: "compute", error: null });
+    expect(end).toEqual({
+      job_id: body.job_id,
+      status: "completed",
+      kind: "compute",
+      error: null,
+      result: { structural_diff: {} },
+    });
     expect((await entry(body.job_id)).status).toBe("completed");
   });
 

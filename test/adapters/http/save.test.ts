@@ -170,6 +170,13 @@ describe("whole saves", () => {
     expect(list.find((s: { id: string }) => s.id === sid).saved).toBe(true);
     const log = (await (await t.api(`${S()}/jobs/${answer.job_id}/log`)).json()).log;
     expect(log).toContain(`wrote ${event.path}`);
+    // Without SSE the final path comes from the job route.
+    const job = await (await t.api(`${S()}/jobs/${answer.job_id}`)).json();
+    expect(job).toMatchObject({
+      status: "completed",
+      kind: "save",
+      result: { path: event.path, export: false },
+    });
     expect(t.server.service.session(sid).checkpointPath).toBe(event.path);
   });
 

@@ -63,7 +63,7 @@ export const jobsRoutes: RouteModule = (app, { service }) => {
   app.get(`${base}/jobs/:jobId`, async (req) => {
     const { id, jobId } = req.params as P;
     const j = service.job(id, jobId);
-    return { job_id: j.job_id, status: j.status, kind: j.kind, error: j.error };
+    return { job_id: j.job_id, status: j.status, kind: j.kind, error: j.error, result: j.result };
   });
 
   app.get(`${base}/jobs/:jobId/log`, async (req) => {
