@@ -20,17 +20,24 @@ export interface LazyMatrix extends LazyMatrixInfo {
   readonly kind: "lazy";
   /** Read (once) and return the matrix. */
   load(): Promise<Matrix>;
+  /** The matrix when a `load` has finished, else undefined (never starts a read). */
+  loaded(): Matrix | undefined;
 }
 
 /** Make a lazy matrix from a description and a loader; the loader runs at most once. */
 export function lazyMatrix(info: LazyMatrixInfo, loader: () => Promise<Matrix>): LazyMatrix {
   let pending: Promise<Matrix> | undefined;
+  let value: Matrix | undefined;
   return {
     kind: "lazy",
     ...info,
+    loaded: () => value,
     load() {
       if (!pending) {
-        pending = loader();
+        pending = loader().then((m) => {
+          value = m;
+          return m;
+        });
         // A failed read may be retried (for example after a network blip).
         pending.catch(() => {
           pending = undefined;
@@ -43,6 +50,11 @@ export function lazyMatrix(info: LazyMatrixInfo, loader: () => Promise<Matrix>):
 
 /** A matrix slot: read already, or readable on demand. */
 export type MatrixSlot = Matrix | LazyMatrix;
+
+/** The slot's matrix if it is in memory (not lazy, or lazy and read already), else undefined. */
+export function residentMatrix(slot: MatrixSlot): Matrix | undefined {
+  return slot.kind === "lazy" ? slot.loaded() : slot;
+}
 
 /** Resolve a slot to its matrix, reading it if it is lazy. */
 export async function loadMatrix(slot: MatrixSlot): Promise<Matrix> {

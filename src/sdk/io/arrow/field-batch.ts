@@ -40,7 +40,7 @@ import {
 import type { DType, Matrix, SparseMatrix, TypedArray } from "../../data/arrays.js";
 import type { Column, DataFrame } from "../../data/dataframe.js";
 import { type FieldPath, formatFieldPath, parseFieldPath } from "../../data/fieldpath.js";
-import { loadMatrix, type MatrixSlot } from "../../data/lazy.js";
+import { loadMatrix, type MatrixSlot, residentMatrix } from "../../data/lazy.js";
 import type { SpatialData } from "../../data/spatialdata.js";
 import type { Table as AnnTable } from "../../data/table.js";
 import { BadRequestError, NotFoundError } from "../../session/errors.js";
@@ -459,7 +459,11 @@ export async function fieldBatch(
         throw new NotFoundError(`${where} has no X (it was saved without its expression matrix)`);
       const j = geneIndex(t, gene);
       if (j < 0) throw new NotFoundError(`no gene "${gene}" in the var names of ${where}`);
-      const fast = slot === "X" && opts.geneReader ? await opts.geneReader(tableName, gene) : null;
+      // The mirror saves reading all of X; once X is in memory one pass over it is faster than
+      // decompressing the mirror's chunks (about 12 ms against 45 ms for a gene of 1M cells).
+      const resident = residentMatrix(source);
+      const fast =
+        slot === "X" && !resident && opts.geneReader ? await opts.geneReader(tableName, gene) : null;
       const values = fast ?? (await geneColumn(source, j));
       p = { cols: [{ name: "value", data: f32(values) }], n: values.length, meta: { kind: "numeric" } };
       break;

@@ -202,13 +202,13 @@ export function chooseChunkShape(
 }
 
 /** Codec list anndata 0.12 writes for a numeric dtype (1-byte types carry no endian). */
-export function numericCodecs(dtype: DType): zarr.CodecMetadata[] {
+export function numericCodecs(dtype: DType, compressor?: zarr.CodecMetadata): zarr.CodecMetadata[] {
   const single = dtype === "bool" || dtype === "int8" || dtype === "uint8";
   return [
     single
       ? ({ name: "bytes" } as unknown as zarr.CodecMetadata)
       : { name: "bytes", configuration: { endian: "little" } },
-    { name: "zstd", configuration: { level: 0, checksum: false } },
+    compressor ?? { name: "zstd", configuration: { level: 0, checksum: false } },
   ];
 }
 
@@ -273,6 +273,8 @@ export interface WriteArrayOptions {
   chunkShape?: number[];
   /** Chunks encoded at once (default 2). */
   concurrency?: number;
+  /** Bytes-to-bytes compressor after the `bytes` codec (default zstd; numeric arrays only). */
+  compressor?: zarr.CodecMetadata;
 }
 
 /** Numeric source of `writeZarrArray`. */
@@ -309,7 +311,7 @@ export async function writeZarrArray(
     shape,
     chunkShape,
     dtype: (isString ? "string" : src.dtype) as zarr.DataType,
-    codecs: isString ? STRING_CODECS : numericCodecs(src.dtype as DType),
+    codecs: isString ? STRING_CODECS : numericCodecs(src.dtype as DType, opts.compressor),
     fillValue: (isString ? "" : fillFor(src.dtype as DType)) as never,
     attributes: opts.attributes ?? {},
   });

@@ -56,10 +56,16 @@ describe("fieldBatch X:<gene> without a mirror", () => {
     for (const [name, X] of Object.entries(layouts))
       for (let j = 0; j < 3; j++) expect(await gene(sdWith(X), `g${j}`), `${name} g${j}`).toEqual(want(j));
   });
-  it("prefers the gene reader and falls back to X when it answers null", async () => {
-    const sd = sdWith(csr());
+  it("asks the gene reader while X is not in memory, falls back to X when it answers null", async () => {
+    const m = csr();
+    const lazy = lazyMatrix({ format: "csr", dtype: m.dtype, shape: m.shape }, async () => m);
+    const sd = sdWith(lazy);
     expect(await gene(sd, "g1", async () => new Float32Array([9, 9, 9, 9]))).toEqual([9, 9, 9, 9]);
     expect(await gene(sd, "g1", async () => null)).toEqual(want(1));
+    // X is in memory now (the fallback read it): one pass over it beats decoding the mirror.
+    expect(lazy.loaded()).toBe(m);
+    expect(await gene(sd, "g1", async () => new Float32Array([9, 9, 9, 9]))).toEqual(want(1));
+    expect(await gene(sdWith(csr()), "g1", async () => new Float32Array([9, 9, 9, 9]))).toEqual(want(1));
   });
   it("a table without X is a 404, a whole slot a 400", async () => {
     await expect(fieldBatch(sdWith(null), "X:g0", { activeTable: "table" })).rejects.toMatchObject({
