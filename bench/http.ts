@@ -2,7 +2,7 @@
  * HTTP benchmark: requests per second and p50/p99 latency of the data routes on a large session,
  * with a load generator in a second process on loopback (bench/http-load.ts).
  *
- *   npm run bench:http                    # 1,000,000 cells × 200 genes, 500,000 polygons
+ *   npm run bench:http                    # 1,000,000 cells × 2,000 genes, 500,000 polygons
  *   npm run bench:http -- --quick         # 100,000 cells, 50,000 polygons
  *   npm run bench:http -- --cells 200000 --genes 100 --polygons 200000 --seconds 5 --concurrency 8
  *
@@ -33,7 +33,7 @@ const { values: args } = parseArgs({
 });
 const quick = Boolean(args.quick);
 const nCells = Number(args.cells ?? (quick ? 100_000 : 1_000_000));
-const nGenes = Number(args.genes ?? 200);
+const nGenes = Number(args.genes ?? 2000);
 const nPolygons = Number(args.polygons ?? (quick ? 50_000 : 500_000));
 const seconds = Number(args.seconds ?? (quick ? 3 : 10));
 const concurrency = Number(args.concurrency ?? 8);

@@ -17,7 +17,8 @@ import {
 import { type Column, type DataFrame, dataFrame } from "../../sdk/data/dataframe.js";
 import { loadMatrix, type MatrixSlot } from "../../sdk/data/lazy.js";
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
-import { type AxisArray, makeTable, type RawTable, type Table } from "../../sdk/data/table.js";
+import { maskPositions, subsetTableRows } from "../../sdk/data/subset.js";
+import { type AxisArray, makeTable, type Table, updateTable } from "../../sdk/data/table.js";
 import { isUnsDict, type UnsDict, type UnsValue, unsDict } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { csrSubsetColumns, csrSubsetRows, numberData } from "../../sdk/math/csr.js";
@@ -148,16 +149,6 @@ export function boolColumn(mask: ArrayLike<number>): DenseArray<Uint8Array> {
 
 // ---------------------------------------------------------------------------------------------
 // Subsetting
-
-/** Positions whose mask byte is 1. */
-export function maskPositions(mask: Uint8Array): Int32Array {
-  let c = 0;
-  for (let i = 0; i < mask.length; i++) if (mask[i]) c++;
-  const out = new Int32Array(c);
-  let at = 0;
-  for (let i = 0; i < mask.length; i++) if (mask[i]) out[at++] = i;
-  return out;
-}
 
 function gather<T extends TypedArray>(src: T, pos: Int32Array, width = 1): T {
   const Ctor = src.constructor as new (buffer: ArrayBufferLike) => T;
@@ -321,37 +312,20 @@ async function mapRecord<T, U>(
 }
 
 /**
- * The table restricted to the cells of `mask` (anndata's `_inplace_subset_obs`): X, layers, obs,
- * obsm, obsp (both axes) and raw's rows; var, varm, varp and uns stay (uns colours follow the kept
- * categories). `obsExtra` columns are added to obs before subsetting.
+ * The table restricted to the cells of `mask` (anndata's `_inplace_subset_obs`, through the SDK's
+ * `subsetTableRows`): X, layers, obs, obsm, obsp (both axes) and raw's rows; var, varm, varp and uns
+ * stay (uns colours follow the kept categories). `obsExtra` columns are added to obs before subsetting.
  */
 export async function subsetObs(
   t: Table,
   mask: Uint8Array,
   obsExtra: Record<string, Column> = {},
 ): Promise<Table> {
-  const pos = maskPositions(mask);
-  const uns = { value: t.uns };
-  let obs = t.obs;
-  if (Object.keys(obsExtra).length) {
-    const cols = { ...obs.columns, ...obsExtra };
-    const order = [...obs.columnOrder, ...Object.keys(obsExtra).filter((k) => !(k in obs.columns))];
-    obs = dataFrame(obs.index, cols, obs.indexName, order);
-  }
-  const raw: RawTable | null = t.raw ? { ...t.raw, X: await subsetSlot(t.raw.X, mask, 0) } : null;
-  return makeTable({
-    X: t.X ? await subsetSlot(t.X, mask, 0) : null,
-    obs: subsetFrame(obs, pos, uns),
-    var: t.var,
-    obsm: await mapRecord(t.obsm, (a) => subsetAxisArray(a, mask, pos)),
-    varm: { ...t.varm },
-    obsp: await mapRecord(t.obsp, async (s) => subsetMatrix(await subsetSlot(s, mask, 0), mask, 1)),
-    varp: { ...t.varp },
-    layers: await mapRecord(t.layers, (s) => subsetSlot(s, mask, 0)),
-    uns: uns.value,
-    raw,
-    annotation: t.annotation,
-  });
+  if (!Object.keys(obsExtra).length) return subsetTableRows(t, mask);
+  const obs = t.obs;
+  const cols = { ...obs.columns, ...obsExtra };
+  const order = [...obs.columnOrder, ...Object.keys(obsExtra).filter((k) => !(k in obs.columns))];
+  return subsetTableRows(updateTable(t, { obs: dataFrame(obs.index, cols, obs.indexName, order) }), mask);
 }
 
 /**
