@@ -54,12 +54,28 @@ export const EXACT_KNN_MAX_ROWS = 2048;
 
 /** Squared euclidean distance between rows a and b (offsets into data). */
 function sqEuclid(x: Float32Array, a: number, b: number, d: number): number {
-  let s = 0;
-  for (let t = 0; t < d; t++) {
-    const u = x[a + t] - x[b + t];
-    s += u * u;
+  // Four running sums: independent adds pipeline, where one sum waits on the previous add.
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  const d4 = d - (d % 4);
+  let t = 0;
+  for (; t < d4; t += 4) {
+    const u0 = x[a + t] - x[b + t];
+    const u1 = x[a + t + 1] - x[b + t + 1];
+    const u2 = x[a + t + 2] - x[b + t + 2];
+    const u3 = x[a + t + 3] - x[b + t + 3];
+    s0 += u0 * u0;
+    s1 += u1 * u1;
+    s2 += u2 * u2;
+    s3 += u3 * u3;
   }
-  return s;
+  for (; t < d; t++) {
+    const u = x[a + t] - x[b + t];
+    s0 += u * u;
+  }
+  return s0 + s1 + (s2 + s3);
 }
 
 /** L1 distance between rows a and b. */
