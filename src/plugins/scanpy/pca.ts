@@ -14,6 +14,7 @@ import {
   type DataOperator,
   dataOperator,
   lanczosSvd,
+  lanczosUsesGram,
   preferGram,
   project,
   randomizedSvd,
@@ -163,15 +164,18 @@ export async function runPca(t: Table, params: PcaParams, ctx: OpContext): Promi
   };
   let svd: TruncatedSvd;
   const q = k < 0.1 * minDim ? 7 : 4;
+  // The Gram matrix, when the chosen path forms it, is shared among the job's threads.
+  const gramFor = async (exact: boolean) =>
+    lanczosUsesGram(op, k, exact) ? { gram: await op.gramAsync(ctx.threads, ctx.signal) } : {};
   if (solver === "randomized" && preferGram(op, op.nnz, (2 * q + 2) * (k + 10))) {
     // One pass to form the Gram matrix costs less than the power iterations: its exact Lanczos
     // answer comes cheaper than the approximation asked for.
     ctx.log("pca: randomized: the covariance (Gram) path is cheaper here and exact; using it");
-    svd = lanczosSvd(op, k, svdOpts);
+    svd = lanczosSvd(op, k, { ...svdOpts, gram: await op.gramAsync(ctx.threads, ctx.signal) });
   } else if (solver === "randomized") svd = randomizedSvd(op, k, { ...svdOpts, powerIterations: q });
   else if ((solver === "full" || solver === "covariance_eigh") && m <= 6000)
-    svd = lanczosSvd(op, k, { ...svdOpts, exact: true });
-  else svd = lanczosSvd(op, k, svdOpts);
+    svd = lanczosSvd(op, k, { ...svdOpts, exact: true, ...(await gramFor(true)) });
+  else svd = lanczosSvd(op, k, { ...svdOpts, ...(await gramFor(false)) });
   ctx.signal.throwIfAborted();
   ctx.progress(0.8, "projecting");
 

@@ -17,6 +17,7 @@
  * (PCA component) the entry of largest magnitude is positive.
  */
 import type { DenseArray, Matrix, SparseMatrix } from "../data/arrays.js";
+import { centreGram, sparseGramRows, sparseGramThreads } from "./gram.js";
 import { matmul, qrThin, svdJacobi, tridiagEigen } from "./linalg.js";
 import type { Rng } from "./rng.js";
 import { switchCompression } from "./sparse.js";
@@ -51,6 +52,11 @@ export interface DataOperator {
   mulT(M: Float64Array, l: number, out?: Float64Array): Float64Array;
   /** The m × m Gram matrix X_cᵀX_c (float64, row-major, symmetric). */
   gram(): Float64Array;
+  /**
+   * The same Gram matrix with the rows shared among `threads` threads (sparse X on shared memory);
+   * other inputs, or one thread, compute it here as `gram` does.
+   */
+  gramAsync(threads: number, signal?: AbortSignal): Promise<Float64Array>;
 }
 
 /** Options of `dataOperator`. */
@@ -241,7 +247,7 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
 
   const gram = (): Float64Array => {
     const g = new Float64Array(m * m);
-    if (sparse) sparseGram(indptr!, indices!, vals, colMap, n, m, g);
+    if (sparse) sparseGramRows(indptr!, indices!, vals, colMap, 0, n, m, g);
     else {
       // Blocks of rows transposed into column panels, then dot products of panel rows.
       const B = 128;
@@ -255,14 +261,15 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
         gramPanel(panel, B, rows, m, g);
       }
     }
-    // Centre (XᵀX − n μμᵀ) and mirror the upper triangle.
-    for (let a = 0; a < m; a++) {
-      for (let b = a; b < m; b++) {
-        const v = g[a * m + b] - n * mean[a] * mean[b];
-        g[a * m + b] = v;
-        g[b * m + a] = v;
-      }
-    }
+    centreGram(g, m, n, mean);
+    return g;
+  };
+
+  const gramAsync = async (threads: number, signal?: AbortSignal): Promise<Float64Array> => {
+    if (!sparse || threads < 2) return gram();
+    const g = await sparseGramThreads(indptr!, indices!, vals, colMap, n, m, threads, signal);
+    if (!g) return gram();
+    centreGram(g, m, n, mean);
     return g;
   };
 
@@ -276,103 +283,8 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
     mul: mul as DataOperator["mul"],
     mulT,
     gram,
+    gramAsync,
   };
-}
-
-/** Columns per block of the sparse Gram: a 128 × 128 float64 block of g (128 KB) stays in L2. */
-const GRAM_BLOCK = 128;
-/** Rows gathered at once by the sparse Gram (their kept entries, sorted, with per-block offsets). */
-const GRAM_ROWS = 2048;
-
-/**
- * g[a, b] += Σ_rows x[r, a] · x[r, b] over the kept columns (upper triangle, b ≥ a) of a CSR X.
- *
- * Row by row, the outer products scatter over all of g (8 MB at m = 1000), so nearly every update
- * missed the cache (19 s at 100k cells). Here rows are taken `GRAM_ROWS` at a time, their kept
- * entries gathered in column order with the offsets where each column block starts, and the block
- * pairs (I ≤ J) of g are filled one at a time, each from every row of the batch: the block being
- * written stays in cache. Every g entry still adds its rows in row order, so the sums are the same.
- */
-function sparseGram(
-  indptr: ArrayLike<number | bigint>,
-  indices: ArrayLike<number>,
-  vals: Values,
-  colMap: Int32Array,
-  n: number,
-  m: number,
-  g: Float64Array,
-): void {
-  const nb = Math.ceil(m / GRAM_BLOCK);
-  const rowStart = new Int32Array(GRAM_ROWS + 1);
-  const blockOff = new Int32Array(GRAM_ROWS * (nb + 1));
-  let cap = 1024;
-  let cBuf = new Int32Array(cap);
-  let vBuf = new Float64Array(cap);
-  for (let i0 = 0; i0 < n; i0 += GRAM_ROWS) {
-    const rows = Math.min(GRAM_ROWS, n - i0);
-    // Gather the batch's kept entries, each row sorted by kept column.
-    let len = 0;
-    for (let r = 0; r < rows; r++) {
-      rowStart[r] = len;
-      const end = Number(indptr[i0 + r + 1]);
-      for (let k = Number(indptr[i0 + r]); k < end; k++) {
-        const c = colMap[indices[k]!]!;
-        if (c < 0) continue;
-        if (len === cap) {
-          cap *= 2;
-          const c2 = new Int32Array(cap);
-          c2.set(cBuf);
-          cBuf = c2;
-          const v2 = new Float64Array(cap);
-          v2.set(vBuf);
-          vBuf = v2;
-        }
-        cBuf[len] = c;
-        vBuf[len++] = vals[k]!;
-      }
-      sortRowSegment(cBuf, vBuf, rowStart[r]!, len);
-      // blockOff[r, I] = first entry of the row in column block I.
-      let at = rowStart[r]!;
-      const bo = r * (nb + 1);
-      for (let I = 0; I <= nb; I++) {
-        const lo = I * GRAM_BLOCK;
-        while (at < len && cBuf[at]! < lo) at++;
-        blockOff[bo + I] = at;
-      }
-    }
-    rowStart[rows] = len;
-    for (let I = 0; I < nb; I++) {
-      for (let J = I; J < nb; J++) {
-        for (let r = 0; r < rows; r++) {
-          const bo = r * (nb + 1);
-          const aEnd = blockOff[bo + I + 1]!;
-          const bEnd = blockOff[bo + J + 1]!;
-          for (let a = blockOff[bo + I]!; a < aEnd; a++) {
-            const ro = cBuf[a]! * m;
-            const va = vBuf[a]!;
-            for (let b = I === J ? a : blockOff[bo + J]!; b < bEnd; b++) g[ro + cBuf[b]!] += va * vBuf[b]!;
-          }
-        }
-      }
-    }
-  }
-}
-
-/** Sort entries [lo, hi) by column (insertion sort: CSR rows are nearly always sorted already). */
-function sortRowSegment(c: Int32Array, v: Float64Array, lo: number, hi: number): void {
-  for (let i = lo + 1; i < hi; i++) {
-    const ci = c[i]!;
-    if (ci >= c[i - 1]!) continue;
-    const vi = v[i]!;
-    let j = i - 1;
-    while (j >= lo && c[j]! > ci) {
-      c[j + 1] = c[j]!;
-      v[j + 1] = v[j]!;
-      j--;
-    }
-    c[j + 1] = ci;
-    v[j + 1] = vi;
-  }
 }
 
 /**
@@ -636,6 +548,11 @@ export function preferGram(op: DataOperator, nnz: number, steps: number): boolea
   return gramCost < implicitCost;
 }
 
+/** Whether `lanczosSvd(op, k, {exact})` forms the Gram matrix (so a caller may form it first, in parallel). */
+export function lanczosUsesGram(op: DataOperator, k: number, exact?: boolean): boolean {
+  return Boolean(exact) || preferGram(op, op.nnz, Math.max(2 * k + 1, 3 * k));
+}
+
 /**
  * Truncated SVD by Lanczos on the Gram operator (`svd_solver="arpack"`). The Gram matrix is formed
  * when that is cheaper than applying X repeatedly; `exact` forces it and runs to machine precision (`svd_solver="full"`).
@@ -643,12 +560,12 @@ export function preferGram(op: DataOperator, nnz: number, steps: number): boolea
 export function lanczosSvd(
   op: DataOperator,
   k: number,
-  opts: SvdOptions & { exact?: boolean; tol?: number },
+  opts: SvdOptions & { exact?: boolean; tol?: number; gram?: Float64Array },
 ): TruncatedSvd {
   const { m, n } = op;
   let matvec: (x: Float64Array, out: Float64Array) => void;
-  if (opts.exact || preferGram(op, op.nnz, Math.max(2 * k + 1, 3 * k))) {
-    const g = op.gram();
+  if (opts.gram || lanczosUsesGram(op, k, opts.exact)) {
+    const g = opts.gram ?? op.gram();
     opts.progress?.(0.5);
     matvec = (x, out) => {
       for (let a = 0; a < m; a++) {

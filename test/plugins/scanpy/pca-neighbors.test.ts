@@ -160,6 +160,22 @@ describe("sc.pp.pca and sc.pp.neighbors on synth_10k (scanpy 1.12.3)", () => {
     expect(rel).toBeLessThan(1e-3);
   });
 
+  it("with two threads (the Gram matrix shared among worker threads) gives the same PCA", async () => {
+    const ctx = { ...makeCtx(), threads: 2 };
+    const two = applyChange(
+      base,
+      await pca(base, { n_comps: 50, svd_solver: "arpack", random_state: 0 }, ctx),
+    ).sdata;
+    const a = (unsGet(withPca.tables.table!.uns, "pca/variance_ratio") as DenseArray).data as Float64Array;
+    const b = (unsGet(two.tables.table!.uns, "pca/variance_ratio") as DenseArray).data as Float64Array;
+    expect(maxRel(b, a, 50)).toBeLessThan(1e-9);
+    const xa = (withPca.tables.table!.obsm.X_pca as DenseArray).data as Float32Array;
+    const xb = (two.tables.table!.obsm.X_pca as DenseArray).data as Float32Array;
+    let worst = 0;
+    for (let i = 0; i < 500 * 50; i++) worst = Math.max(worst, Math.abs(xa[i]! - xb[i]!));
+    expect(worst).toBeLessThan(1e-3);
+  });
+
   it("matches pca_X_first1000.npy up to sign (|corr| > 0.999 for the leading 30 components)", async () => {
     const ref = (await readNpy(reference(`${REF}/pca_X_first1000.npy`))).data as Float32Array;
     const ours = (withPca.tables.table!.obsm.X_pca as DenseArray).data as Float32Array;
