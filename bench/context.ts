@@ -2,13 +2,16 @@
 import type { OpContext } from "../src/sdk/jobs/operation.js";
 import { Rng } from "../src/sdk/math/rng.js";
 
-/** A context on table `table`, seed 0, one thread, progress and log discarded. */
+/** Thread budget of benchmark operations: `BENCH_THREADS` (default 1). */
+export const BENCH_THREADS = Math.max(1, Number(process.env.BENCH_THREADS ?? 1) || 1);
+
+/** A context on table `table`, seed 0, `BENCH_THREADS` threads, progress and log discarded. */
 export function benchCtx(table = "table"): OpContext {
   return {
     table,
     signal: new AbortController().signal,
     rng: new Rng(0),
-    threads: 1,
+    threads: BENCH_THREADS,
     progress: () => {},
     log: () => {},
   };

@@ -28,7 +28,7 @@ import { applyChange, type Change } from "../src/sdk/data/change.js";
 import { dataFrame } from "../src/sdk/data/dataframe.js";
 import { makeSpatialData, type SpatialData } from "../src/sdk/data/spatialdata.js";
 import { makeTable } from "../src/sdk/data/table.js";
-import { benchCtx } from "./context.js";
+import { BENCH_THREADS, benchCtx } from "./context.js";
 import { generateLargeTable } from "./generate.js";
 
 /** scanpy 1.12.3 seconds on this machine class (/work/shared/bench/README.md): 10k×2k, 50k×3k, 200k×5k. */
@@ -96,7 +96,7 @@ const steps: Step[] = [
 
 const sampler = rssSampler();
 console.log(
-  `bench/scanpy: generateLargeTable(n, ${nGenes}, seed 0) from bench/generate.ts; ops on the main thread, single-threaded`,
+  `bench/scanpy: generateLargeTable(n, ${nGenes}, seed 0) from bench/generate.ts; ops on the main thread, thread budget ${BENCH_THREADS} (BENCH_THREADS)`,
 );
 for (const n of sizes) {
   const t0 = performance.now();
