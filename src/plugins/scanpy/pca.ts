@@ -16,7 +16,7 @@ import {
   lanczosSvd,
   lanczosUsesGram,
   preferGram,
-  project,
+  projectAsync,
   randomizedSvd,
   type TruncatedSvd,
 } from "../../sdk/math/svd.js";
@@ -180,7 +180,14 @@ export async function runPca(t: Table, params: PcaParams, ctx: OpContext): Promi
   ctx.progress(0.8, "projecting");
 
   const dtype = params.dtype ?? "float32";
-  const proj = project(op, svd.v, k, allocArray("float32", n * k) as Float32Array);
+  const proj = await projectAsync(
+    op,
+    svd.v,
+    k,
+    allocArray("float32", n * k) as Float32Array,
+    ctx.threads,
+    ctx.signal,
+  );
   const variance = new Float64Array(k);
   let total = 0;
   if (zeroCenter) {

@@ -13,7 +13,7 @@
  * self-contained function), so no build step or module resolution is involved; X must live on
  * shared memory (Tessera's large arrays do), else the work stays on the calling thread.
  */
-import { Worker } from "node:worker_threads";
+import { onSharedMemory, rowShares, runRowKernel } from "./row-threads.js";
 
 /** Columns per block of g (a 128 × 128 float64 block is 128 KB: it stays in L2). */
 const GRAM_BLOCK = 128;
@@ -118,19 +118,6 @@ export function centreGram(g: Float64Array, m: number, n: number, mean: Float64A
   }
 }
 
-function shared(a: ArrayLike<unknown>): boolean {
-  const buf = (a as { buffer?: unknown }).buffer;
-  return typeof SharedArrayBuffer !== "undefined" && buf instanceof SharedArrayBuffer;
-}
-
-/** The worker's program: run the kernel (given as source) on its share of rows, then say so. */
-function workerSource(): string {
-  return `const { parentPort, workerData: w } = require("node:worker_threads");
-const sparseGramRows = (${sparseGramRows.toString()});
-sparseGramRows(w.indptr, w.indices, w.vals, w.colMap, w.r0, w.r1, w.m, w.g, w.block, w.batch);
-parentPort.postMessage("done");`;
-}
-
 /**
  * The upper-triangle Gram matrix of rows 0…n−1 with the rows split among `threads` threads (the
  * calling thread takes the first share). Null when X is not on shared memory (the caller then
@@ -147,69 +134,27 @@ export async function sparseGramThreads(
   threads: number,
   signal?: AbortSignal,
 ): Promise<Float64Array | null> {
-  if (!shared(indptr) || !shared(indices) || !shared(vals) || threads < 2 || n < 2 * GRAM_ROWS) return null;
-  const parts = Math.min(threads, Math.floor(n / GRAM_ROWS));
-  // Row boundaries at equal shares of the stored entries.
-  const total = Number(indptr[n]);
-  const bounds = [0];
-  for (let p = 1; p < parts; p++) {
-    const target = (total * p) / parts;
-    let lo = bounds[p - 1] as number;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (Number(indptr[mid]) < target) lo = mid + 1;
-      else hi = mid;
-    }
-    bounds.push(lo);
-  }
-  bounds.push(n);
-  const source = workerSource();
-  const outs: Float64Array[] = [];
-  const workers: Worker[] = [];
-  const done: Promise<void>[] = [];
-  for (let p = 1; p < parts; p++) {
-    const g = new Float64Array(new SharedArrayBuffer(m * m * 8));
-    outs.push(g);
-    const w = new Worker(source, {
-      eval: true,
-      workerData: {
-        indptr,
-        indices,
-        vals,
-        colMap,
-        r0: bounds[p],
-        r1: bounds[p + 1],
-        m,
-        g,
-        block: GRAM_BLOCK,
-        batch: GRAM_ROWS,
-      },
-    });
-    workers.push(w);
-    done.push(
-      new Promise<void>((resolve, reject) => {
-        w.once("message", () => resolve());
-        w.once("error", reject);
-        w.once("exit", (code) =>
-          code === 0 ? resolve() : reject(new Error(`gram worker exited with ${code}`)),
-        );
-      }),
-    );
-  }
-  const stop = () => {
-    for (const w of workers) void w.terminate();
-  };
-  signal?.addEventListener("abort", stop, { once: true });
-  try {
-    const g = new Float64Array(m * m);
-    sparseGramRows(indptr, indices, vals, colMap, 0, bounds[1] as number, m, g, GRAM_BLOCK, GRAM_ROWS);
-    await Promise.all(done);
-    signal?.throwIfAborted();
-    for (const o of outs) for (let i = 0; i < g.length; i++) g[i] += o[i] as number;
-    return g;
-  } finally {
-    signal?.removeEventListener("abort", stop);
-    stop();
-  }
+  if (!onSharedMemory(indptr, indices, vals) || threads < 2 || n < 2 * GRAM_ROWS) return null;
+  const bounds = rowShares(indptr, n, Math.min(threads, Math.floor(n / GRAM_ROWS)));
+  const outs = bounds.slice(2).map(() => new Float64Array(new SharedArrayBuffer(m * m * 8)));
+  const g = new Float64Array(m * m);
+  await runRowKernel(
+    sparseGramRows,
+    bounds,
+    (p) => [
+      indptr,
+      indices,
+      vals,
+      colMap,
+      bounds[p],
+      bounds[p + 1],
+      m,
+      p === 0 ? g : outs[p - 1],
+      GRAM_BLOCK,
+      GRAM_ROWS,
+    ],
+    signal,
+  );
+  for (const o of outs) for (let i = 0; i < g.length; i++) g[i] += o[i] as number;
+  return g;
 }

@@ -21,6 +21,7 @@ import { centreGram, sparseGramRows, sparseGramThreads } from "./gram.js";
 import { matmul, qrThin, svdJacobi, tridiagEigen } from "./linalg.js";
 import type { Rng } from "./rng.js";
 import { switchCompression } from "./sparse.js";
+import { sparseMulThreads } from "./sparse-mul.js";
 
 /** Numeric values of a matrix as a plain indexable array (int64 converted once). */
 type Values = ArrayLike<number>;
@@ -48,6 +49,17 @@ export interface DataOperator {
   readonly nnz: number;
   /** out (n × l) = X_c · M, with M m × l (row-major); rows accumulate in float64 whatever `out` holds. */
   mul<T extends Float64Array | Float32Array = Float64Array>(M: Float64Array, l: number, out?: T): T;
+  /**
+   * `mul` with the rows shared among `threads` threads (sparse X and `out` on shared memory); other
+   * inputs compute it here as `mul` does.
+   */
+  mulAsync<T extends Float64Array | Float32Array>(
+    M: Float64Array,
+    l: number,
+    out: T,
+    threads: number,
+    signal?: AbortSignal,
+  ): Promise<T>;
   /** out (m × l) = X_cᵀ · M, with M n × l (row-major). */
   mulT(M: Float64Array, l: number, out?: Float64Array): Float64Array;
   /** The m × m Gram matrix X_cᵀX_c (float64, row-major, symmetric). */
@@ -265,6 +277,22 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
     return g;
   };
 
+  const mulAsync = async <T extends Float64Array | Float32Array>(
+    M: Float64Array,
+    l: number,
+    out: T,
+    threads: number,
+    signal?: AbortSignal,
+  ): Promise<T> => {
+    if (sparse && threads > 1) {
+      const muM = new Float64Array(l);
+      if (center) for (let c = 0; c < m; c++) for (let t = 0; t < l; t++) muM[t] += mean[c] * M[c * l + t];
+      if (await sparseMulThreads(indptr!, indices!, vals, colMap, n, M, l, muM, out, threads, signal))
+        return out;
+    }
+    return mul(M, l, out) as T;
+  };
+
   const gramAsync = async (threads: number, signal?: AbortSignal): Promise<Float64Array> => {
     if (!sparse || threads < 2) return gram();
     const g = await sparseGramThreads(indptr!, indices!, vals, colMap, n, m, threads, signal);
@@ -282,6 +310,7 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
     colVar,
     mul: mul as DataOperator["mul"],
     mulT,
+    mulAsync,
     gram,
     gramAsync,
   };
@@ -636,4 +665,16 @@ export function randomizedSvd(op: DataOperator, k: number, opts: RandomizedSvdOp
 /** X_pca (n × k, float32 row-major) = X_c · V. */
 export function project(op: DataOperator, v: Float64Array, k: number, out?: Float32Array): Float32Array {
   return op.mul(v, k, out ?? new Float32Array(op.n * k));
+}
+
+/** `project` with the cells shared among `threads` threads (see `DataOperator.mulAsync`). */
+export function projectAsync(
+  op: DataOperator,
+  v: Float64Array,
+  k: number,
+  out: Float32Array,
+  threads: number,
+  signal?: AbortSignal,
+): Promise<Float32Array> {
+  return op.mulAsync(v, k, out, threads, signal);
 }

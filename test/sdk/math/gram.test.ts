@@ -88,4 +88,15 @@ describe("sparse Gram", () => {
     for (let i = 0; i < a.length; i += 97) expect(a[i]).toBeCloseTo(b[i]!, 6);
     expect(a[1 * op.m + 5]).toBe(a[5 * op.m + 1]);
   });
+
+  it("mulAsync (projection shared among threads) equals mul exactly", async () => {
+    const op = dataOperator(x, { center: true });
+    const l = 7;
+    const M = new Float64Array(op.m * l).map((_, i) => Math.sin(i));
+    const want = op.mul(M, l, new Float32Array(9000 * l));
+    const out = allocArray("float32", 9000 * l) as Float32Array;
+    const got = await op.mulAsync(M, l, out, 2);
+    expect(got).toBe(out);
+    expect(Array.from(got)).toEqual(Array.from(want));
+  });
 });
