@@ -121,6 +121,9 @@ describe("GET /data/{fieldPath}", () => {
     }
     // The mirror is what answered (X was never densified or even needed).
     expect(await rich.geneValues("table", genes[7]!)).not.toBeNull();
+    // Recently served genes are kept: the same vector comes back without reading the mirror again.
+    expect(await rich.geneValues("table", genes[7]!)).toBe(await rich.geneValues("table", genes[7]!));
+    expect(await rich.geneValues("table", genes[8]!)).not.toBe(await rich.geneValues("table", genes[7]!));
   });
 
   it("layers:<layer>:<gene> reads the layer's column", async () => {

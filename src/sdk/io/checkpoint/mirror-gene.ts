@@ -10,6 +10,38 @@ import { type Checkpoint, readGeneFromMirror } from "./read.js";
 
 const stamps = new WeakMap<Checkpoint, string | null>();
 
+/** Bytes of gene vectors kept per checkpoint: a viewer flips between a few genes, many clients ask for the same one. */
+const GENE_CACHE_BYTES = 64 * 2 ** 20;
+
+/** Recently served genes per checkpoint, oldest first (Map keeps insertion order). */
+const geneCaches = new WeakMap<Checkpoint, Map<string, Float32Array>>();
+
+function cached(cp: Checkpoint, key: string): Float32Array | undefined {
+  const cache = geneCaches.get(cp);
+  const v = cache?.get(key);
+  if (v && cache) {
+    cache.delete(key);
+    cache.set(key, v);
+  }
+  return v;
+}
+
+function remember(cp: Checkpoint, key: string, v: Float32Array): void {
+  let cache = geneCaches.get(cp);
+  if (!cache) {
+    cache = new Map();
+    geneCaches.set(cp, cache);
+  }
+  cache.set(key, v);
+  let bytes = 0;
+  for (const x of cache.values()) bytes += x.byteLength;
+  for (const [k, x] of cache) {
+    if (bytes <= GENE_CACHE_BYTES || cache.size === 1) break;
+    cache.delete(k);
+    bytes -= x.byteLength;
+  }
+}
+
 async function fileStamp(path: string): Promise<string | null> {
   try {
     const s = await stat(path);
@@ -26,7 +58,8 @@ export async function stampCheckpoint(cp: Checkpoint): Promise<void> {
 
 /**
  * Gene `gene` of table `table` from `cp`'s mirror when `currentX` is the X the checkpoint holds and
- * the file is unchanged since `stampCheckpoint`; null otherwise (the caller reads X instead).
+ * the file is unchanged since `stampCheckpoint`; null otherwise (the caller reads X instead). The
+ * last genes served (up to 64 MB per checkpoint) are kept; callers must not write into the result.
  */
 export async function mirroredGene(
   cp: Checkpoint,
@@ -38,8 +71,13 @@ export async function mirroredGene(
   if (!cp.sidecar.tables.find((t) => t.name === table)?.x_mirror) return null;
   const stamp = stamps.get(cp);
   if (!stamp || stamp !== (await fileStamp(cp.location))) return null;
+  const key = `${table}\u0000${gene}`;
+  const hit = cached(cp, key);
+  if (hit) return hit;
   try {
-    return await readGeneFromMirror(cp, table, gene);
+    const v = await readGeneFromMirror(cp, table, gene);
+    remember(cp, key, v);
+    return v;
   } catch {
     return null;
   }
