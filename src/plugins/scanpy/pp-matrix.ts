@@ -6,20 +6,16 @@
  */
 import {
   allocArray,
-  type Categorical,
   type DenseArray,
   type Matrix,
-  type NullableArray,
   type SparseMatrix,
-  type StringArray,
   type TypedArray,
 } from "../../sdk/data/arrays.js";
 import { type Column, type DataFrame, dataFrame } from "../../sdk/data/dataframe.js";
 import { loadMatrix, type MatrixSlot } from "../../sdk/data/lazy.js";
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
-import { maskPositions, subsetTableRows } from "../../sdk/data/subset.js";
+import { frameRows, maskPositions, subsetTableRows } from "../../sdk/data/subset.js";
 import { type AxisArray, makeTable, type Table, updateTable } from "../../sdk/data/table.js";
-import { isUnsDict, type UnsDict, type UnsValue, unsDict } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { csrSubsetColumns, csrSubsetRows, numberData } from "../../sdk/math/csr.js";
 import { allocIndex, switchCompression } from "../../sdk/math/sparse.js";
@@ -209,96 +205,8 @@ async function subsetSlot(slot: MatrixSlot, mask: Uint8Array, axis: 0 | 1): Prom
   return subsetMatrix(await loadMatrix(slot), mask, axis);
 }
 
-/** The rows of one column whose mask byte is 1 (categoricals lose unused categories, as anndata does). */
-export function subsetColumn(col: Column, pos: Int32Array): Column {
-  switch (col.kind) {
-    case "dense":
-      return {
-        kind: "dense",
-        dtype: col.dtype,
-        shape: [pos.length, ...col.shape.slice(1)],
-        data: gather(col.data, pos, col.data.length / Math.max(1, col.shape[0] ?? 1)),
-      };
-    case "string":
-      return { kind: "string", shape: [pos.length], values: Array.from(pos, (p) => col.values[p] ?? null) };
-    case "nullable": {
-      const n: NullableArray = {
-        kind: "nullable",
-        dtype: col.dtype,
-        data: gather(col.data, pos),
-        mask: gather(col.mask, pos),
-      };
-      return n;
-    }
-    case "categorical":
-      return subsetCategorical(col, pos).col;
-  }
-}
-
-/** A categorical's rows at `pos`, with unused categories removed; `kept` maps new codes to old ones. */
-function subsetCategorical(col: Categorical, pos: Int32Array): { col: Categorical; kept: Int32Array } {
-  const nCat = col.categories.kind === "string" ? col.categories.values.length : col.categories.data.length;
-  const used = new Uint8Array(nCat);
-  for (let i = 0; i < pos.length; i++) {
-    const c = col.codes[pos[i]!]!;
-    if (c >= 0) used[c] = 1;
-  }
-  const kept = maskPositions(used);
-  const remap = new Int32Array(nCat).fill(-1);
-  for (let i = 0; i < kept.length; i++) remap[kept[i]!] = i;
-  const codes = allocArray("int32", pos.length) as Int32Array;
-  for (let i = 0; i < pos.length; i++) {
-    const c = col.codes[pos[i]!]!;
-    codes[i] = c >= 0 ? remap[c]! : -1;
-  }
-  const cats = col.categories;
-  const categories: DenseArray | StringArray =
-    cats.kind === "string"
-      ? { kind: "string", shape: [kept.length], values: Array.from(kept, (k) => cats.values[k] ?? null) }
-      : { kind: "dense", dtype: cats.dtype, shape: [kept.length], data: gather(cats.data, kept) };
-  return { col: { kind: "categorical", codes, categories, ordered: col.ordered }, kept };
-}
-
-/** A frame's rows at `pos`; colours in `uns/<col>_colors` follow the kept categories. */
-function subsetFrame(df: DataFrame, pos: Int32Array, uns?: { value: UnsDict }): DataFrame {
-  const cols: Record<string, Column> = {};
-  for (const name of df.columnOrder) {
-    const col = df.columns[name]!;
-    if (col.kind === "categorical") {
-      const { col: sub, kept } = subsetCategorical(col, pos);
-      cols[name] = sub;
-      const colorsKey = `${name}_colors`;
-      const colors = uns?.value.entries[colorsKey];
-      const nCat =
-        col.categories.kind === "string" ? col.categories.values.length : col.categories.data.length;
-      if (
-        uns &&
-        colors &&
-        typeof colors === "object" &&
-        !isUnsDict(colors) &&
-        "kind" in colors &&
-        colors.kind === "string" &&
-        colors.values.length === nCat
-      ) {
-        const next: UnsValue = {
-          kind: "string",
-          shape: [kept.length],
-          values: Array.from(kept, (k) => colors.values[k] ?? null),
-        };
-        uns.value = unsDict({ ...uns.value.entries, [colorsKey]: next });
-      }
-    } else cols[name] = subsetColumn(col, pos);
-  }
-  const index: StringArray = {
-    kind: "string",
-    shape: [pos.length],
-    values: Array.from(pos, (p) => df.index.values[p] ?? null),
-  };
-  return dataFrame(index, cols, df.indexName, df.columnOrder);
-}
-
 async function subsetAxisArray(a: AxisArray, mask: Uint8Array, pos: Int32Array): Promise<AxisArray> {
-  if (a.kind === "dataframe") return subsetFrame(a, pos);
+  if (a.kind === "dataframe") return frameRows(a, pos).df;
   return subsetSlot(a, mask, 0);
 }
 
@@ -339,23 +247,24 @@ export async function subsetVar(
   varExtra: Record<string, Column> = {},
 ): Promise<Table> {
   const pos = maskPositions(mask);
-  const uns = { value: t.uns };
   let vr = t.var;
   if (Object.keys(varExtra).length) {
     const cols = { ...vr.columns, ...varExtra };
     const order = [...vr.columnOrder, ...Object.keys(varExtra).filter((k) => !(k in vr.columns))];
     vr = dataFrame(vr.index, cols, vr.indexName, order);
   }
+  // Colours in uns/<col>_colors follow the kept categories.
+  const subsetVarFrame = frameRows(vr, pos, t.uns);
   return makeTable({
     X: t.X ? await subsetSlot(t.X, mask, 1) : null,
     obs: t.obs,
-    var: subsetFrame(vr, pos, uns),
+    var: subsetVarFrame.df,
     obsm: { ...t.obsm },
     varm: await mapRecord(t.varm, (a) => subsetAxisArray(a, mask, pos)),
     obsp: { ...t.obsp },
     varp: await mapRecord(t.varp, async (s) => subsetMatrix(await subsetSlot(s, mask, 0), mask, 1)),
     layers: await mapRecord(t.layers, (s) => subsetSlot(s, mask, 1)),
-    uns: uns.value,
+    uns: subsetVarFrame.uns ?? t.uns,
     raw: t.raw,
     annotation: t.annotation,
   });
