@@ -9,7 +9,7 @@ import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import { type AxisArray, nObs, nVars, type Table } from "../../sdk/data/table.js";
 import { type UnsValue, unsDict } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
-import { type KnnGraph, type KnnMetric, knn } from "../../sdk/math/knn.js";
+import { type KnnGraph, type KnnMetric, knnAsync } from "../../sdk/math/knn.js";
 import { Rng } from "../../sdk/math/rng.js";
 import { fuzzySimplicialSet, gaussDense, gaussKnn } from "../../sdk/math/umap-graph.js";
 import { pcaTableChange, runPca } from "./pca.js";
@@ -247,9 +247,10 @@ export async function neighbors(sd: SpatialData, params: NeighborsParams, ctx: O
     distances = { kind: "dense", dtype: "float64", shape: [n, n], data: dist };
     connectivities = { kind: "dense", dtype: "float64", shape: [n, n], data: gaussDense(sq, n, k) };
   } else {
-    const g = knn(rep.data, n, rep.d, k, {
+    const g = await knnAsync(rep.data, n, rep.d, k, {
       metric,
       rng: new Rng(randomState),
+      threads: ctx.threads,
       signal: ctx.signal,
       progress: (f) => ctx.progress(0.9 * f, "searching neighbours"),
     });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { type KnnMetric, knn, knnDescent, knnExact } from "../../../src/sdk/math/knn.js";
+import {
+  type KnnMetric,
+  knn,
+  knnAsync,
+  knnDescent,
+  knnDescentAsync,
+  knnExact,
+} from "../../../src/sdk/math/knn.js";
 import { Rng } from "../../../src/sdk/math/rng.js";
 import { fuzzySimplicialSet, gaussKnn, smoothKnnDist } from "../../../src/sdk/math/umap-graph.js";
 
@@ -88,6 +95,80 @@ describe("NN-descent", () => {
     // knn() picks exact for small n.
     const small = knn(x.subarray(0, 100 * d), 100, d, 5, { rng: new Rng(0) });
     expect(small.indices).toEqual(knnExact(x.subarray(0, 100 * d), 100, d, 5).indices);
+  });
+});
+
+describe("NN-descent on several threads", () => {
+  it("gives the same graph as one thread for the same seed, and recalls the exact graph", async () => {
+    const n = 24000; // two threads' worth (MIN_ROWS_PER_THREAD each)
+    const d = 18; // not a multiple of four: the SIMD rows are padded
+    const k = 10;
+    const x = clustered(n, d, 4);
+    const one = knnDescent(x, n, d, k, { rng: new Rng(7) });
+    const two = await knnDescentAsync(x, n, d, k, { rng: new Rng(7), threads: 2 });
+    expect(two.indices).toEqual(one.indices);
+    expect(two.distances).toEqual(one.distances);
+    let hits = 0;
+    const samples = 200;
+    for (let s = 0; s < samples; s++) {
+      const p = s * 97;
+      const truth = new Set(naive(x, n, d, p, k, "euclidean").map((e) => e[1]));
+      for (let j = 1; j < k; j++) if (truth.has(two.indices[p * k + j]!)) hits++;
+      // Distances ascend and are the real euclidean distances of the listed rows.
+      for (let j = 2; j < k; j++)
+        expect(two.distances[p * k + j]!).toBeGreaterThanOrEqual(two.distances[p * k + j - 1]!);
+      const q = two.indices[p * k + 1]!;
+      let sq = 0;
+      for (let t = 0; t < d; t++) sq += (x[p * d + t]! - x[q * d + t]!) ** 2;
+      expect(two.distances[p * k + 1]).toBeCloseTo(Math.sqrt(sq), 4);
+    }
+    expect(hits / (samples * (k - 1))).toBeGreaterThanOrEqual(0.95);
+  }, 60_000);
+
+  for (const metric of ["cosine", "manhattan"] as const) {
+    it(`${metric}: reports the metric's distances`, async () => {
+      const n = 3000;
+      const d = 9;
+      const k = 8;
+      const x = clustered(n, d, 11);
+      const g = await knnAsync(x, n, d, k, { rng: new Rng(1), metric, threads: 2 });
+      let hits = 0;
+      for (const p of [0, 500, 2999]) {
+        const ref = naive(x, n, d, p, k, metric);
+        const truth = new Set(ref.map((e) => e[1]));
+        for (let j = 1; j < k; j++) {
+          const q = g.indices[p * k + j]!;
+          if (truth.has(q)) hits++;
+          const exact = naive(x, n, d, p, n, metric).find((e) => e[1] === q)![0];
+          expect(g.distances[p * k + j]).toBeCloseTo(exact, 4);
+        }
+      }
+      expect(hits / (3 * (k - 1))).toBeGreaterThanOrEqual(0.9);
+    });
+  }
+
+  it("stops when the signal is aborted", async () => {
+    const n = 24000;
+    const d = 8;
+    const x = clustered(n, d, 5);
+    const controller = new AbortController();
+    const run = knnDescentAsync(x, n, d, 10, {
+      rng: new Rng(0),
+      threads: 2,
+      signal: controller.signal,
+      progress: (f) => {
+        if (f > 0.2) controller.abort(new Error("stop here"));
+      },
+    });
+    await expect(run).rejects.toThrow("stop here");
+  }, 60_000);
+
+  it("rejects a bad k and an unknown metric", async () => {
+    const x = clustered(100, 4);
+    expect(() => knnDescent(x, 100, 4, 0, { rng: new Rng(0) })).toThrow(/k must be in/);
+    await expect(
+      knnDescentAsync(x, 100, 4, 5, { rng: new Rng(0), metric: "hamming" as KnnMetric }),
+    ).rejects.toThrow(/unknown metric "hamming"/);
   });
 });
 

@@ -1,0 +1,58 @@
+/**
+ * The kNN graph shape shared by the exact and approximate searches, and how their per-row heaps
+ * become one: each row itself first (distance 0), then its k − 1 nearest others by ascending
+ * distance, as scanpy's `knn_indices`/`knn_dists` are laid out.
+ */
+
+/** Distance metrics: euclidean, cosine (1 − cos θ, as pynndescent), manhattan (L1). */
+export type KnnMetric = "euclidean" | "cosine" | "manhattan";
+
+/** A kNN graph: n × k row-major neighbour indices and distances, self first. */
+export interface KnnGraph {
+  readonly n: number;
+  readonly k: number;
+  readonly indices: Int32Array;
+  readonly distances: Float32Array;
+}
+
+/**
+ * Sort each row's heap (h entries at p·h; index −1 = empty) ascending by distance, then index, and
+ * emit the graph with self first; `finish` maps a searched value to the reported distance.
+ */
+export function heapsToGraph(
+  hi: Int32Array,
+  hd: Float32Array | Float64Array,
+  n: number,
+  h: number,
+  finish: (v: number) => number,
+): KnnGraph {
+  const k = h + 1;
+  const indices = new Int32Array(n * k);
+  const distances = new Float32Array(n * k);
+  const ri = new Int32Array(h);
+  const rd = new Float64Array(h);
+  for (let p = 0; p < n; p++) {
+    const base = p * h;
+    // Insertion sort: h is small (k − 1, usually 14).
+    for (let j = 0; j < h; j++) {
+      const q = hi[base + j];
+      const v = hd[base + j];
+      let i = j;
+      while (i > 0 && (rd[i - 1] > v || (rd[i - 1] === v && ri[i - 1] > q))) {
+        ri[i] = ri[i - 1];
+        rd[i] = rd[i - 1];
+        i--;
+      }
+      ri[i] = q;
+      rd[i] = v;
+    }
+    indices[p * k] = p;
+    distances[p * k] = 0;
+    for (let j = 0; j < h; j++) {
+      const v = rd[j];
+      indices[p * k + 1 + j] = ri[j];
+      distances[p * k + 1 + j] = v === Number.POSITIVE_INFINITY ? v : finish(v);
+    }
+  }
+  return { n, k, indices, distances };
+}

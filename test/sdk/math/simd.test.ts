@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { Rng } from "../../../src/sdk/math/rng.js";
+import { paddedWidth, simdKernels, simdMemory } from "../../../src/sdk/math/simd.js";
+
+describe("WebAssembly SIMD kernels", () => {
+  for (const shared of [false, true]) {
+    it(`match plain sums on ${shared ? "shared" : "plain"} memory, any width`, () => {
+      const rng = new Rng(3);
+      for (const d of [1, 3, 4, 5, 50, 64]) {
+        const dp = paddedWidth(d);
+        expect(dp % 4).toBe(0);
+        const memory = simdMemory(2 * dp * 4, shared);
+        const x = new Float32Array(memory.buffer, 0, 2 * dp);
+        for (let t = 0; t < d; t++) {
+          x[t] = rng.normal();
+          x[dp + t] = rng.normal();
+        }
+        const k = simdKernels(memory);
+        let sq = 0;
+        let l1 = 0;
+        let dot = 0;
+        for (let t = 0; t < d; t++) {
+          sq += (x[t]! - x[dp + t]!) ** 2;
+          l1 += Math.abs(x[t]! - x[dp + t]!);
+          dot += x[t]! * x[dp + t]!;
+        }
+        const nvec = dp / 4;
+        expect(k.sqdist(0, dp * 4, nvec)).toBeCloseTo(sq, 4);
+        expect(k.l1dist(0, dp * 4, nvec)).toBeCloseTo(l1, 4);
+        expect(k.dot(0, dp * 4, nvec)).toBeCloseTo(dot, 4);
+        expect(k.sqdist(0, 0, nvec)).toBe(0);
+      }
+    });
+  }
+
+  it("refuses a memory over 4 GiB", () => {
+    expect(() => simdMemory(2 ** 33, false)).toThrow(/4 GiB/);
+  });
+});
