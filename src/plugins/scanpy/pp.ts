@@ -23,6 +23,7 @@ import {
   mapStored,
   numberData,
 } from "../../sdk/math/csr.js";
+import { log1pThreads, scaleRowsThreads } from "../../sdk/math/csr-threads.js";
 import { switchCompression } from "../../sdk/math/sparse.js";
 import { batchedDispersionHvg, dispersionHvg, type HvgCutoffs, seuratV3Hvg } from "./pp-hvg.js";
 import {
@@ -413,7 +414,23 @@ export async function normalize_total(
       for (let j = i * m, e = j + m; j < e; j++) data[j] = src[j]! / f;
     }
     out = { kind: "dense", dtype, shape: x.shape, data };
-  } else out = csrScaleRows(x, factors, { dtype, divide: true }, ctx.signal);
+  } else {
+    // Rows shared among the job's threads when large (same values as one thread).
+    const data = allocArray(dtype, x.data.length) as Float32Array | Float64Array;
+    const shared = await scaleRowsThreads(
+      x.indptr,
+      numberData(x.data),
+      data,
+      factors,
+      n,
+      true,
+      ctx.threads,
+      ctx.signal,
+    );
+    out = shared
+      ? { kind: "csr", dtype, shape: x.shape, data, indices: x.indices, indptr: x.indptr }
+      : csrScaleRows(x, factors, { dtype, divide: true }, ctx.signal);
+  }
   ctx.progress(0.9);
   const tc: { X?: Matrix; layers?: Record<string, Matrix>; obs?: Record<string, Column> } = params.layer
     ? { layers: { [params.layer]: out } }
@@ -475,7 +492,15 @@ export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext
       data[k] = f(src[k]!);
     }
     out = { kind: "dense", dtype, shape: x.shape, data };
-  } else out = mapStored(x, f, dtype, ctx.signal);
+  } else {
+    // Values shared among the job's threads when large (same values as one thread).
+    const src = numberData(x.data);
+    const data = allocArray(dtype, src.length) as Float32Array | Float64Array;
+    const lb = base === null ? 0 : dtype === "float32" ? Math.fround(Math.log(base)) : Math.log(base);
+    const shared =
+      src instanceof Float32Array && (await log1pThreads(src, data, lb, ctx.threads, ctx.signal));
+    out = shared ? { ...x, dtype, data } : mapStored(x, f, dtype, ctx.signal);
+  }
   ctx.progress(1);
   return {
     tables: {
