@@ -65,8 +65,12 @@ interface DescentConfig {
   cap: number;
   /** Rows (NN-descent) per round of generate-then-offer. */
   chunkRows: number;
-  /** Byte offset of the per-thread scratch rows (split normals) in the memory. */
+  /** Byte offset of the per-thread scratch blocks in the memory. */
   scratch: number;
+  /** Bytes of one thread's scratch block: a split normal, then a row list and its distances. */
+  scratchBytes: number;
+  /** Entries of a scratch row list (the most rows one local join compares). */
+  listCap: number;
 }
 
 /** The shared state of one search (every array on shared memory when threads > 1). */
@@ -115,13 +119,22 @@ export function nnDescentPart(
     sqdist(a: number, b: number, nvec: number): number;
     l1dist(a: number, b: number, nvec: number): number;
     dot(a: number, b: number, nvec: number): number;
+    sqdistList(a: number, list: number, count: number, out: number, nvec: number, rowBytes: number): void;
+    l1distList(a: number, list: number, count: number, out: number, nvec: number, rowBytes: number): void;
   };
   const distFn = metric === 1 ? kernels.l1dist : kernels.sqdist;
+  const distList = metric === 1 ? kernels.l1distList : kernels.sqdistList;
   const dot = kernels.dot;
   const rowBytes = dp * 4;
   const nvec = dp >> 2;
   const dist = (a: number, b: number): number => distFn(a * rowBytes, b * rowBytes, nvec);
   const X = new Float32Array(s.memory.buffer, 0, n * dp);
+  // This thread's scratch: the split normal, then the rows of one local join and their distances.
+  const normalAt = s.cfg.scratch + part * s.cfg.scratchBytes;
+  const listAt = normalAt + rowBytes;
+  const outAt = listAt + s.cfg.listCap * 4;
+  const list = new Int32Array(s.memory.buffer, listAt, s.cfg.listCap);
+  const listDist = new Float32Array(s.memory.buffer, outAt, s.cfg.listCap);
 
   // ctrl: [0] barrier generation, [1] arrivals, [2] 0 = run / 1 = stop / 2 = a thread failed,
   // then per thread: where its round stopped, where its range ended, pairs it wrote.
@@ -257,14 +270,29 @@ export function nnDescentPart(
     return true;
   };
 
-  /** Write pair (a, b) at slot `at` if it may enter either heap; returns the next free slot. */
-  const emit = (a: number, b: number, at: number): number => {
-    const dd = dist(a, b);
-    if (dd < hd[a * h] || dd < hd[b * h]) {
-      bufPairs[2 * at] = a;
-      bufPairs[2 * at + 1] = b;
-      bufDist[at] = dd;
-      return at + 1;
+  /**
+   * The local join of the rows in `list[0…total)`: each of the first `nA` against every row after it
+   * (one SIMD call per row), writing from slot `at0` the pairs that may enter either heap; returns the
+   * next free slot.
+   */
+  const joinList = (nA: number, total: number, at0: number): number => {
+    let at = at0;
+    for (let a = 0; a < nA; a++) {
+      const count = total - a - 1;
+      if (count <= 0) break;
+      const pa = list[a];
+      distList(pa * rowBytes, listAt + (a + 1) * 4, count, outAt, nvec, rowBytes);
+      const ta = hd[pa * h];
+      for (let j = 0; j < count; j++) {
+        const pb = list[a + 1 + j];
+        const dd = listDist[j];
+        if (pb !== pa && (dd < ta || dd < hd[pb * h])) {
+          bufPairs[2 * at] = pa;
+          bufPairs[2 * at + 1] = pb;
+          bufDist[at] = dd;
+          at++;
+        }
+      }
     }
     return at;
   };
@@ -273,7 +301,6 @@ export function nnDescentPart(
     // 1. Forest: tree t splits by the hyperplane halfway between two random points of a node.
     const side = new Uint8Array(n);
     const tmp = new Int32Array(n);
-    const normalAt = s.cfg.scratch + part * rowBytes;
     const normal = new Float32Array(s.memory.buffer, normalAt, dp);
     const stack: number[] = [];
     for (let t = part; t < nTrees; t += parts) {
@@ -345,13 +372,9 @@ export function nnDescentPart(
     };
     const leafGen = (u: number, at0: number): number => {
       const a0 = starts[u];
-      const b0 = starts[u + 1];
-      let at = at0;
-      for (let a = a0; a < b0; a++) {
-        const pa = perm[a];
-        for (let b = a + 1; b < b0; b++) at = emit(pa, perm[b], at);
-      }
-      return at;
+      const size = starts[u + 1] - a0;
+      for (let i = 0; i < size; i++) list[i] = perm[a0 + i];
+      return joinList(size - 1, size, at0);
     };
     const leafChunk = Math.max(parts, Math.floor(cap / ((leafSize * (leafSize - 1)) / 2 + 1)) * parts);
     const leavesDone = rounds(nUnits, leafChunk, leafWorst, leafGen, (done) => {
@@ -416,19 +439,13 @@ export function nnDescentPart(
       return (nc * (nc - 1)) / 2 + nc * oldCnt[p];
     };
     const rowGen = (p: number, at0: number): number => {
-      let at = at0;
+      // New candidates first, then old: each new one meets the new ones after it and every old one.
       const cb = p * maxCand;
       const nc = newCnt[p];
       const oc = oldCnt[p];
-      for (let a = 0; a < nc; a++) {
-        const pa = newIdx[cb + a];
-        for (let b = a + 1; b < nc; b++) at = emit(pa, newIdx[cb + b], at);
-        for (let b = 0; b < oc; b++) {
-          const pb = oldIdx[cb + b];
-          if (pb !== pa) at = emit(pa, pb, at);
-        }
-      }
-      return at;
+      for (let a = 0; a < nc; a++) list[a] = newIdx[cb + a];
+      for (let b = 0; b < oc; b++) list[nc + b] = oldIdx[cb + b];
+      return joinList(nc, nc + oc, at0);
     };
     for (let iter = 0; iter < maxIter; iter++) {
       for (let p = part; p < n; p += parts) {
@@ -502,7 +519,7 @@ function alloc<T>(Ctor: new (b: ArrayBufferLike) => T, bytes: number, shared: bo
 
 /**
  * Copy the rows into a SIMD memory, padded to whole vectors; for cosine, as unit rows (the search then
- * compares ‖a − b‖² / 2 = 1 − cos θ). Also reserves one scratch row per thread after them.
+ * compares ‖a − b‖² / 2 = 1 − cos θ). Also reserves `scratchBytes` per thread after them.
  */
 function loadRows(
   data: Float32Array,
@@ -510,10 +527,11 @@ function loadRows(
   d: number,
   metric: KnnMetric,
   parts: number,
+  scratchBytes: number,
   shared: boolean,
 ) {
   const dp = paddedWidth(d);
-  const memory = simdMemory((n + parts) * dp * 4, shared);
+  const memory = simdMemory(n * dp * 4 + parts * scratchBytes, shared);
   const x = new Float32Array(memory.buffer, 0, n * dp);
   for (let i = 0; i < n; i++) {
     let scale = 1;
@@ -547,13 +565,17 @@ function prepareDescent(
   const metric = opts.metric ?? "euclidean";
   finisher(metric); // rejects an unknown metric before any allocation
   const shared = parts > 1;
-  const { memory, dp } = loadRows(data, n, d, metric, parts, shared);
+  const dp = paddedWidth(d);
   const h = k - 1;
   const nTrees = Math.max(1, opts.nTrees ?? Math.min(32, 5 + Math.round(Math.sqrt(n) / 20)));
   const leafSize = Math.max(opts.leafSize ?? Math.max(24, 2 * k), 2);
   const maxCand = opts.maxCandidates ?? Math.min(60, Math.max(30, k));
   const worstRow = (maxCand * (maxCand - 1)) / 2 + maxCand * maxCand;
   const cap = Math.max(1 << 18, worstRow, (leafSize * (leafSize - 1)) / 2);
+  const listCap = Math.max(2 * maxCand, leafSize);
+  // Normal + list + distances, rounded up to 16 bytes so the next thread's normal stays aligned.
+  const scratchBytes = Math.ceil((dp * 4 + listCap * 8) / 16) * 16;
+  const { memory } = loadRows(data, n, d, metric, parts, scratchBytes, shared);
   const cfg: DescentConfig = {
     n,
     dp,
@@ -568,6 +590,8 @@ function prepareDescent(
     cap,
     chunkRows: 8192,
     scratch: n * dp * 4,
+    scratchBytes,
+    listCap,
   };
   const I = Int32Array;
   const hi = alloc(I, n * h * 4, shared);

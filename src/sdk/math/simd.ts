@@ -23,7 +23,20 @@
  *     (br_if 0 (local.tee $nvec (i32.sub (local.get $nvec) (i32.const 1)))))
  *   (f32.add (f32.add (f32.add (f32x4.extract_lane 0 (local.get $acc)) (f32x4.extract_lane 1 …)) …)))
  * ```
- * `l1dist` sums `f32x4.abs` of the difference instead; `dot` sums the product.
+ * `l1dist` sums `f32x4.abs` of the difference instead; `dot` sums the product. The list forms call
+ * one of them for each row index of a list:
+ *
+ * ```wat
+ * (func $sqdistList (param $a i32) (param $list i32) (param $count i32) (param $out i32)
+ *                   (param $nvec i32) (param $rowBytes i32)
+ *   (block (br_if 0 (i32.eqz (local.get $count)))
+ *     (loop
+ *       (f32.store (local.get $out) (call $sqdist (local.get $a)
+ *         (i32.mul (i32.load (local.get $list)) (local.get $rowBytes)) (local.get $nvec)))
+ *       (local.set $list (i32.add (local.get $list) (i32.const 4)))
+ *       (local.set $out (i32.add (local.get $out) (i32.const 4)))
+ *       (br_if 0 (local.tee $count (i32.sub (local.get $count) (i32.const 1)))))))
+ * ```
  */
 
 /** The functions of the module, on byte offsets into its memory. */
@@ -34,6 +47,14 @@ export interface SimdKernels {
   l1dist(a: number, b: number, nvec: number): number;
   /** Dot product of the rows at byte offsets a and b. */
   dot(a: number, b: number, nvec: number): number;
+  /**
+   * `sqdist` from the row at byte offset a to each of `count` rows whose indices (int32) start at
+   * byte offset `list`; row r is at r · rowBytes. Writes the float32 results from byte offset `out`.
+   * One call per row instead of one per pair.
+   */
+  sqdistList(a: number, list: number, count: number, out: number, nvec: number, rowBytes: number): void;
+  /** `l1dist` to a list of rows, as `sqdistList`. */
+  l1distList(a: number, list: number, count: number, out: number, nvec: number, rowBytes: number): void;
 }
 
 /** Row length in floats once padded to whole four-lane vectors. */
@@ -54,6 +75,12 @@ const OP = {
   i32Sub: 0x6b,
   f32Add: 0x92,
   blockVoid: 0x40,
+  block: 0x02,
+  call: 0x10,
+  i32Eqz: 0x45,
+  i32Mul: 0x6c,
+  i32Load: 0x28,
+  f32Store: 0x38,
 } as const;
 const SIMD_PREFIX = 0xfd;
 const SIMD = {
@@ -123,6 +150,32 @@ function reduceBody(combine: number[]): number[] {
   return [...leb(body.length), ...body];
 }
 
+/** A body `(a, list, count, out, nvec, rowBytes) → ()` calling function `fn` for each listed row. */
+function listBody(fn: number): number[] {
+  const [a, list, count, out, nvec, rowBytes] = [0, 1, 2, 3, 4, 5];
+  const step = (local: number) => [OP.localGet, local, OP.i32Const, 4, OP.i32Add, OP.localSet, local];
+  const code = [
+    OP.block,
+    OP.blockVoid,
+    ...[OP.localGet, count, OP.i32Eqz, OP.brIf, 0],
+    OP.loop,
+    OP.blockVoid,
+    ...[OP.localGet, out],
+    ...[OP.localGet, a],
+    ...[OP.localGet, list, OP.i32Load, 2, 0, OP.localGet, rowBytes, OP.i32Mul],
+    ...[OP.localGet, nvec, OP.call, fn],
+    ...[OP.f32Store, 2, 0],
+    ...step(list),
+    ...step(out),
+    ...[OP.localGet, count, OP.i32Const, 1, OP.i32Sub, OP.localTee, count, OP.brIf, 0],
+    OP.end,
+    OP.end,
+    OP.end,
+  ];
+  const body = [0, ...code]; // no locals beyond the parameters
+  return [...leb(body.length), ...body];
+}
+
 const tmp = 4;
 const SQDIST = [...simd(SIMD.f32x4Sub), OP.localTee, tmp, OP.localGet, tmp, ...simd(SIMD.f32x4Mul)];
 const L1DIST = [...simd(SIMD.f32x4Sub), ...simd(SIMD.f32x4Abs)];
@@ -135,14 +188,28 @@ const DOT = [...simd(SIMD.f32x4Mul)];
 export function simdModuleBytes(shared: boolean): Uint8Array<ArrayBuffer> {
   const maxPages = 65536; // 4 GiB, the most a 32-bit memory can address
   const memoryLimits = shared ? [0x03, 0, ...leb(maxPages)] : [0x01, 0, ...leb(maxPages)];
-  const exportsList = ["sqdist", "l1dist", "dot"];
+  // Function i: type, body. Types: 0 = (i32 i32 i32) → f32, 1 = (i32 × 6) → ().
+  const functions: [string, number, number[]][] = [
+    ["sqdist", 0, reduceBody(SQDIST)],
+    ["l1dist", 0, reduceBody(L1DIST)],
+    ["dot", 0, reduceBody(DOT)],
+    ["sqdistList", 1, listBody(0)],
+    ["l1distList", 1, listBody(1)],
+  ];
+  const i32 = TYPE.i32;
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, vector([[TYPE.func, 3, TYPE.i32, TYPE.i32, TYPE.i32, 1, TYPE.f32]])),
+    ...section(
+      1,
+      vector([
+        [TYPE.func, 3, i32, i32, i32, 1, TYPE.f32],
+        [TYPE.func, 6, i32, i32, i32, i32, i32, i32, 0],
+      ]),
+    ),
     ...section(2, vector([[...name("env"), ...name("memory"), 0x02, ...memoryLimits]])),
-    ...section(3, vector(exportsList.map(() => [0]))),
-    ...section(7, vector(exportsList.map((e, i) => [...name(e), 0x00, i]))),
-    ...section(10, vector([reduceBody(SQDIST), reduceBody(L1DIST), reduceBody(DOT)])),
+    ...section(3, vector(functions.map(([, type]) => [type]))),
+    ...section(7, vector(functions.map(([e], i) => [...name(e), 0x00, i]))),
+    ...section(10, vector(functions.map(([, , body]) => body))),
   ]);
 }
 

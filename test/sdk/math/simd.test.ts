@@ -33,6 +33,28 @@ describe("WebAssembly SIMD kernels", () => {
     });
   }
 
+  it("the list forms match one call per row, and take an empty list", () => {
+    const d = 6;
+    const dp = paddedWidth(d);
+    const memory = simdMemory(65536, true);
+    const x = new Float32Array(memory.buffer, 0, 10 * dp);
+    const rng = new Rng(9);
+    for (let i = 0; i < 10; i++) for (let t = 0; t < d; t++) x[i * dp + t] = rng.normal();
+    const listAt = 4096;
+    const outAt = 8192;
+    new Int32Array(memory.buffer, listAt, 4).set([3, 7, 0, 9]);
+    const out = new Float32Array(memory.buffer, outAt, 4);
+    const k = simdKernels(memory);
+    const rowBytes = dp * 4;
+    k.sqdistList(2 * rowBytes, listAt, 4, outAt, dp / 4, rowBytes);
+    expect(Array.from(out)).toEqual([3, 7, 0, 9].map((b) => k.sqdist(2 * rowBytes, b * rowBytes, dp / 4)));
+    k.l1distList(2 * rowBytes, listAt, 4, outAt, dp / 4, rowBytes);
+    expect(Array.from(out)).toEqual([3, 7, 0, 9].map((b) => k.l1dist(2 * rowBytes, b * rowBytes, dp / 4)));
+    out.fill(-1);
+    k.sqdistList(2 * rowBytes, listAt, 0, outAt, dp / 4, rowBytes);
+    expect(Array.from(out)).toEqual([-1, -1, -1, -1]);
+  });
+
   it("refuses a memory over 4 GiB", () => {
     expect(() => simdMemory(2 ** 33, false)).toThrow(/4 GiB/);
   });
