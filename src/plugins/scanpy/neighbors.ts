@@ -232,6 +232,14 @@ export async function neighbors(sd: SpatialData, params: NeighborsParams, ctx: O
   const randomState = params.random_state ?? 0;
   const rep = await chooseRepresentation(t, params, ctx);
   ctx.signal.throwIfAborted();
+  // NaN or infinity would silently corrupt the neighbour heaps; say where instead (as sklearn refuses).
+  for (let e = 0; e < n * rep.d; e++) {
+    if (!Number.isFinite(rep.data[e])) {
+      throw new Error(
+        `neighbors: the representation holds ${rep.data[e]} at cell ${Math.floor(e / rep.d)} (column ${e % rep.d}); remove or impute non-finite values first`,
+      );
+    }
+  }
 
   let distances: SparseMatrix | DenseArray;
   let connectivities: SparseMatrix | DenseArray;

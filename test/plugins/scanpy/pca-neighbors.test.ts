@@ -12,7 +12,7 @@ import { applyChange } from "../../../src/sdk/data/change.js";
 import { dataFrame } from "../../../src/sdk/data/dataframe.js";
 import { loadMatrix } from "../../../src/sdk/data/lazy.js";
 import { makeSpatialData, type SpatialData } from "../../../src/sdk/data/spatialdata.js";
-import { makeTable, type Table } from "../../../src/sdk/data/table.js";
+import { makeTable, type Table, updateTable } from "../../../src/sdk/data/table.js";
 import { isUnsDict, unsGet } from "../../../src/sdk/data/uns.js";
 import { readH5ad } from "../../../src/sdk/io/anndata/read-h5ad.js";
 import { fixture, reference } from "../../fixtures.js";
@@ -342,6 +342,16 @@ describe("sc.pp.pca and sc.pp.neighbors on synth_10k (scanpy 1.12.3)", () => {
       expect(at.get(`${j},${i}`)).toBe(v);
     }
   }, 60_000);
+  it("neighbors refuses a representation with NaN, naming the cell", async () => {
+    const t = withPca.tables.table!;
+    const xp = t.obsm.X_pca as DenseArray;
+    const data = Float32Array.from(xp.data as Float32Array);
+    data[7 * 50 + 3] = Number.NaN;
+    const bad = sd(updateTable(t, { obsm: { X_pca: { ...xp, data } } }));
+    await expect(neighbors(bad, { n_neighbors: 15 }, makeCtx())).rejects.toThrow(
+      /NaN at cell 7 \(column 3\)/,
+    );
+  });
 });
 
 describe("sc.pp.pca on pbmc68k_reduced", () => {
