@@ -17,6 +17,7 @@
  * pair in order would build: the same seed gives the same graph whatever the thread count.
  */
 import { heapsToGraph, type KnnGraph, type KnnMetric } from "./knn-graph.js";
+import { mortonOrder } from "./locality-order.js";
 import type { Rng } from "./rng.js";
 import { runKernelThreads } from "./row-threads.js";
 import { isSharedMemory, paddedWidth, simdMemory, simdModuleBytes } from "./simd.js";
@@ -518,14 +519,16 @@ function alloc<T>(Ctor: new (b: ArrayBufferLike) => T, bytes: number, shared: bo
 }
 
 /**
- * Copy the rows into a SIMD memory, padded to whole vectors; for cosine, as unit rows (the search then
- * compares ‖a − b‖² / 2 = 1 − cos θ). Also reserves `scratchBytes` per thread after them.
+ * Copy the rows into a SIMD memory in `order` (row order[r] at position r), padded to whole vectors;
+ * for cosine, as unit rows (the search then compares ‖a − b‖² / 2 = 1 − cos θ). Also reserves
+ * `scratchBytes` per thread after them.
  */
 function loadRows(
   data: Float32Array,
   n: number,
   d: number,
   metric: KnnMetric,
+  order: Int32Array,
   parts: number,
   scratchBytes: number,
   shared: boolean,
@@ -533,14 +536,15 @@ function loadRows(
   const dp = paddedWidth(d);
   const memory = simdMemory(n * dp * 4 + parts * scratchBytes, shared);
   const x = new Float32Array(memory.buffer, 0, n * dp);
-  for (let i = 0; i < n; i++) {
+  for (let r = 0; r < n; r++) {
+    const i = order[r];
     let scale = 1;
     if (metric === "cosine") {
       let s = 0;
       for (let t = 0; t < d; t++) s += data[i * d + t] * data[i * d + t];
       scale = s > 0 ? 1 / Math.sqrt(s) : 0;
     }
-    for (let t = 0; t < d; t++) x[i * dp + t] = data[i * d + t] * scale;
+    for (let t = 0; t < d; t++) x[r * dp + t] = data[i * d + t] * scale;
   }
   return { memory, dp };
 }
@@ -553,7 +557,7 @@ function finisher(metric: KnnMetric): (v: number) => number {
   throw new Error(`knn: unknown metric "${metric as string}"`);
 }
 
-/** Set up the shared state of a search. */
+/** Set up the shared state of a search, and the order its rows are in (see `loadRows`). */
 function prepareDescent(
   data: Float32Array,
   n: number,
@@ -561,7 +565,7 @@ function prepareDescent(
   k: number,
   opts: KnnDescentOptions,
   parts: number,
-): DescentShared {
+): { s: DescentShared; order: Int32Array } {
   const metric = opts.metric ?? "euclidean";
   finisher(metric); // rejects an unknown metric before any allocation
   const shared = parts > 1;
@@ -575,7 +579,10 @@ function prepareDescent(
   const listCap = Math.max(2 * maxCand, leafSize);
   // Normal + list + distances, rounded up to 16 bytes so the next thread's normal stays aligned.
   const scratchBytes = Math.ceil((dp * 4 + listCap * 8) / 16) * 16;
-  const { memory } = loadRows(data, n, d, metric, parts, scratchBytes, shared);
+  // The search runs on rows reordered along a space-filling curve (neighbours near in memory: ~30%
+  // faster at 100k); `order` maps its rows back.
+  const order = mortonOrder(data, n, d);
+  const { memory } = loadRows(data, n, d, metric, order, parts, scratchBytes, shared);
   const cfg: DescentConfig = {
     n,
     dp,
@@ -598,7 +605,7 @@ function prepareDescent(
   hi.fill(-1);
   const hd = alloc(Float32Array, n * h * 4, shared);
   hd.fill(Infinity);
-  return {
+  const state: DescentShared = {
     cfg,
     wasm: simdModuleBytes(isSharedMemory(memory)),
     memory,
@@ -618,6 +625,7 @@ function prepareDescent(
     bufPairs: alloc(I, parts * cap * 8, shared),
     bufDist: alloc(Float32Array, parts * cap * 4, shared),
   };
+  return { s: state, order };
 }
 
 function checkArgs(n: number, k: number): void {
@@ -644,10 +652,10 @@ export function knnDescent(
   checkArgs(n, k);
   const finish = finisher(opts.metric ?? "euclidean");
   if (k === 1) return heapsToGraph(new Int32Array(0), new Float32Array(0), n, 0, finish);
-  const s = prepareDescent(data, n, d, k, opts, 1);
+  const { s, order } = prepareDescent(data, n, d, k, opts, 1);
   nnDescentPart(0, 1, s, () => opts.signal?.aborted ?? false, opts.progress ?? null);
   opts.signal?.throwIfAborted();
-  return heapsToGraph(s.hi, s.hd, n, k - 1, finish);
+  return heapsToGraph(s.hi, s.hd, n, k - 1, finish, order);
 }
 
 /**
@@ -665,7 +673,7 @@ export async function knnDescentAsync(
   if (parts === 1 || k === 1) return knnDescent(data, n, d, k, opts);
   checkArgs(n, k);
   const finish = finisher(opts.metric ?? "euclidean");
-  const s = prepareDescent(data, n, d, k, opts, parts);
+  const { s, order } = prepareDescent(data, n, d, k, opts, parts);
   await runKernelThreads(
     nnDescentPart,
     parts,
@@ -677,5 +685,5 @@ export async function knnDescentAsync(
     { words: s.ctrl, state: 2, wake: 0 },
   );
   opts.signal?.throwIfAborted();
-  return heapsToGraph(s.hi, s.hd, n, k - 1, finish);
+  return heapsToGraph(s.hi, s.hd, n, k - 1, finish, order);
 }

@@ -17,7 +17,9 @@ export interface KnnGraph {
 
 /**
  * Sort each row's heap (h entries at p·h; index −1 = empty) ascending by distance, then index, and
- * emit the graph with self first; `finish` maps a searched value to the reported distance.
+ * emit the graph with self first; `finish` maps a searched value to the reported distance. When the
+ * search ran on reordered rows, `order[r]` is the original row of searched row r: heap row r becomes
+ * graph row order[r] and every index is mapped back.
  */
 export function heapsToGraph(
   hi: Int32Array,
@@ -25,17 +27,20 @@ export function heapsToGraph(
   n: number,
   h: number,
   finish: (v: number) => number,
+  order?: Int32Array,
 ): KnnGraph {
   const k = h + 1;
   const indices = new Int32Array(n * k);
   const distances = new Float32Array(n * k);
   const ri = new Int32Array(h);
   const rd = new Float64Array(h);
-  for (let p = 0; p < n; p++) {
-    const base = p * h;
+  for (let r = 0; r < n; r++) {
+    const base = r * h;
+    const p = order ? order[r] : r;
     // Insertion sort: h is small (k − 1, usually 14).
     for (let j = 0; j < h; j++) {
-      const q = hi[base + j];
+      const qr = hi[base + j];
+      const q = order && qr >= 0 ? order[qr] : qr;
       const v = hd[base + j];
       let i = j;
       while (i > 0 && (rd[i - 1] > v || (rd[i - 1] === v && ri[i - 1] > q))) {
