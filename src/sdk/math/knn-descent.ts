@@ -15,6 +15,10 @@
  * of the rows it owns (row p belongs to thread p mod parts). A pair left out because a heap's threshold
  * was stale would have been refused anyway, so the graph is exactly what one thread offering every
  * pair in order would build: the same seed gives the same graph whatever the thread count.
+ *
+ * The rows are searched in a Z-order of their leading columns (`locality-order.ts`), copied so into
+ * the SIMD memory: a row's candidates then mostly sit near it in memory, which matters more than the
+ * arithmetic on machines with slow memory. The graph is mapped back to the caller's row order.
  */
 import { heapsToGraph, type KnnGraph, type KnnMetric } from "./knn-graph.js";
 import { mortonOrder } from "./locality-order.js";
