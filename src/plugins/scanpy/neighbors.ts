@@ -10,6 +10,7 @@ import { type AxisArray, nObs, nVars, type Table } from "../../sdk/data/table.js
 import { type UnsValue, unsDict } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { type KnnGraph, type KnnMetric, knnAsync } from "../../sdk/math/knn.js";
+import { assertFinite } from "../../sdk/math/knn-graph.js";
 import { Rng } from "../../sdk/math/rng.js";
 import { fuzzySimplicialSet, gaussDense, gaussKnn } from "../../sdk/math/umap-graph.js";
 import { pcaTableChange, runPca } from "./pca.js";
@@ -232,14 +233,6 @@ export async function neighbors(sd: SpatialData, params: NeighborsParams, ctx: O
   const randomState = params.random_state ?? 0;
   const rep = await chooseRepresentation(t, params, ctx);
   ctx.signal.throwIfAborted();
-  // NaN or infinity would silently corrupt the neighbour heaps; say where instead (as sklearn refuses).
-  for (let e = 0; e < n * rep.d; e++) {
-    if (!Number.isFinite(rep.data[e])) {
-      throw new Error(
-        `neighbors: the representation holds ${rep.data[e]} at cell ${Math.floor(e / rep.d)} (column ${e % rep.d}); remove or impute non-finite values first`,
-      );
-    }
-  }
 
   let distances: SparseMatrix | DenseArray;
   let connectivities: SparseMatrix | DenseArray;
@@ -249,6 +242,7 @@ export async function neighbors(sd: SpatialData, params: NeighborsParams, ctx: O
         `neighbors: knn=false builds dense n × n matrices; ${n} cells is over ${DENSE_MAX_ROWS}`,
       );
     }
+    assertFinite(rep.data, n, rep.d); // the kNN builders check for themselves
     const sq = denseSqDistances(rep.data, n, rep.d, metric);
     const dist = allocArray("float64", n * n) as Float64Array;
     for (let i = 0; i < n * n; i++) dist[i] = Math.sqrt(sq[i]);

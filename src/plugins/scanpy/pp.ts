@@ -18,12 +18,10 @@ import {
   csrColumnSums,
   csrRowNnz,
   csrRowSums,
-  csrScaleRows,
   floatDtypeFor,
-  mapStored,
   numberData,
 } from "../../sdk/math/csr.js";
-import { log1pThreads, scaleRowsThreads } from "../../sdk/math/csr-threads.js";
+import { csrScaleRowsAsync, log1pValues } from "../../sdk/math/csr-threads.js";
 import { switchCompression } from "../../sdk/math/sparse.js";
 import { batchedDispersionHvg, dispersionHvg, type HvgCutoffs, seuratV3Hvg } from "./pp-hvg.js";
 import {
@@ -414,23 +412,7 @@ export async function normalize_total(
       for (let j = i * m, e = j + m; j < e; j++) data[j] = src[j]! / f;
     }
     out = { kind: "dense", dtype, shape: x.shape, data };
-  } else {
-    // Rows shared among the job's threads when large (same values as one thread).
-    const data = allocArray(dtype, x.data.length) as Float32Array | Float64Array;
-    const shared = await scaleRowsThreads(
-      x.indptr,
-      numberData(x.data),
-      data,
-      factors,
-      n,
-      true,
-      ctx.threads,
-      ctx.signal,
-    );
-    out = shared
-      ? { kind: "csr", dtype, shape: x.shape, data, indices: x.indices, indptr: x.indptr }
-      : csrScaleRows(x, factors, { dtype, divide: true }, ctx.signal);
-  }
+  } else out = await csrScaleRowsAsync(x, factors, { dtype, divide: true }, ctx.threads, ctx.signal);
   ctx.progress(0.9);
   const tc: { X?: Matrix; layers?: Record<string, Matrix>; obs?: Record<string, Column> } = params.layer
     ? { layers: { [params.layer]: out } }
@@ -475,32 +457,22 @@ export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext
   ctx.progress(0.05);
   // scanpy: float data keeps its type; integer data becomes float64 (sparse and dense alike).
   const dtype = x.dtype === "float32" ? "float32" : "float64";
-  let f: (v: number) => number;
-  if (dtype === "float32") {
-    const lb = base !== null ? Math.fround(Math.log(base)) : 0;
-    f = base !== null ? (v) => Math.fround(Math.fround(Math.log1p(v)) / lb) : (v) => Math.log1p(v);
+  const lb = base === null ? 0 : dtype === "float32" ? Math.fround(Math.log(base)) : Math.log(base);
+  const src = numberData(x.data);
+  let data: Float32Array | Float64Array;
+  if (src instanceof Float32Array) {
+    // Stored values (sparse) or every value (dense), shared among the job's threads when many.
+    data = await log1pValues(src, dtype, lb, ctx.threads, ctx.signal);
   } else {
-    const lb = base !== null ? Math.log(base) : 0;
-    f = base !== null ? (v) => Math.log1p(v) / lb : Math.log1p;
-  }
-  let out: Matrix;
-  if (x.kind === "dense") {
-    const src = numberData(x.data);
-    const data = allocArray(dtype, src.length) as Float32Array | Float64Array;
+    // Integer or float64 data: float64 result.
+    data = allocArray(dtype, src.length) as Float32Array | Float64Array;
     for (let k = 0; k < src.length; k++) {
       if ((k & 0xfffff) === 0) ctx.signal.throwIfAborted();
-      data[k] = f(src[k]!);
+      data[k] = lb === 0 ? Math.log1p(src[k]!) : Math.log1p(src[k]!) / lb;
     }
-    out = { kind: "dense", dtype, shape: x.shape, data };
-  } else {
-    // Values shared among the job's threads when large (same values as one thread).
-    const src = numberData(x.data);
-    const data = allocArray(dtype, src.length) as Float32Array | Float64Array;
-    const lb = base === null ? 0 : dtype === "float32" ? Math.fround(Math.log(base)) : Math.log(base);
-    const shared =
-      src instanceof Float32Array && (await log1pThreads(src, data, lb, ctx.threads, ctx.signal));
-    out = shared ? { ...x, dtype, data } : mapStored(x, f, dtype, ctx.signal);
   }
+  const out: Matrix =
+    x.kind === "dense" ? { kind: "dense", dtype, shape: x.shape, data } : { ...x, dtype, data };
   ctx.progress(1);
   return {
     tables: {

@@ -1,62 +1,49 @@
 /**
  * Element-wise passes over a sparse matrix's stored values shared among threads (normalize_total's
  * row scaling, log1p): each thread writes its own range of a new shared output array, so the result is
- * the one-thread result exactly. Each function answers false (nothing done) when the work is too small
- * to pay for starting a worker or the arrays are not on shared memory; the caller then does it itself.
+ * the one-thread result exactly. Small inputs (where starting a worker costs more than it saves) and
+ * arrays off shared memory are done on this thread.
  */
+import { allocArray, type SparseMatrix } from "../data/arrays.js";
+import { csrScaleRows, type ScaleRowsOptions, scaledRows, scaleRowsRange, scaleRowsTarget } from "./csr.js";
 import { onSharedMemory, rowShares, runRowKernel } from "./row-threads.js";
 
 /** Fewer stored values than this and a worker's start (~30 ms) costs more than it saves. */
 const MIN_VALUES = 4_000_000;
 
-/**
- * out[k] = src[k] / factors[i] (or × when `divide` is 0) for the stored values of rows r0…r1−1.
- * Self-contained, so its source runs in a worker as is.
- */
-export function scaleRowsRange(
-  indptr: ArrayLike<number | bigint>,
-  src: ArrayLike<number>,
-  out: Float32Array | Float64Array,
-  factors: Float64Array,
-  r0: number,
-  r1: number,
-  divide: number,
-): void {
-  for (let i = r0; i < r1; i++) {
-    const f = factors[i] as number;
-    const end = Number(indptr[i + 1]);
-    if (divide) for (let k = Number(indptr[i]); k < end; k++) out[k] = (src[k] as number) / f;
-    else for (let k = Number(indptr[i]); k < end; k++) out[k] = (src[k] as number) * f;
-  }
-}
+/** Values per step between abort checks when working on this thread. */
+const STEP = 1 << 20;
 
-/** `scaleRowsRange` over all n rows among `threads` threads; false when not worth it. */
-export async function scaleRowsThreads(
-  indptr: ArrayLike<number | bigint>,
-  src: ArrayLike<number>,
-  out: Float32Array | Float64Array,
+/** `csrScaleRows` with the rows shared among `threads` threads when the matrix is large. */
+export async function csrScaleRowsAsync(
+  m: SparseMatrix,
   factors: Float64Array,
-  n: number,
-  divide: boolean,
+  opts: ScaleRowsOptions,
   threads: number,
   signal?: AbortSignal,
-): Promise<boolean> {
-  if (threads < 2 || out.length < MIN_VALUES || !onSharedMemory(indptr, src, out)) return false;
-  const bounds = rowShares(indptr, n, threads);
+): Promise<SparseMatrix> {
+  const src = m.data as ArrayLike<number>;
+  if (threads < 2 || m.data.length < MIN_VALUES || !onSharedMemory(m.indptr, m.data)) {
+    return csrScaleRows(m, factors, opts, signal);
+  }
+  const { n, out } = scaleRowsTarget(m, factors, opts);
+  const bounds = rowShares(m.indptr, n, threads);
+  const divide = opts.divide === true ? 1 : 0;
   await runRowKernel(
     scaleRowsRange,
     bounds,
-    (p) => [indptr, src, out, factors, bounds[p], bounds[p + 1], divide ? 1 : 0],
+    (p) => [m.indptr, src, out, factors, bounds[p], bounds[p + 1], divide],
     signal,
   );
-  return true;
+  return scaledRows(m, out);
 }
 
 /**
  * out[k] = log1p(src[k]) for k in k0…k1−1, through a direct-mapped cache on the float32 value's bits
  * (normalised counts repeat within a cell). `lb` is ln(base), or 0 for the natural log; `f32` says the
  * output is float32, whose base-b value scanpy computes in float32 (`fround` after each step).
- * Self-contained, so its source runs in a worker as is.
+ * Self-contained, so its source runs in a worker as is (which is why it repeats the cache of
+ * `mapFloat32Cached` in `csr.ts` rather than taking a function).
  */
 export function log1pRange(
   src: Float32Array,
@@ -89,17 +76,27 @@ export function log1pRange(
   }
 }
 
-/** `log1pRange` over all values among `threads` threads; false when not worth it. */
-export async function log1pThreads(
+/**
+ * log1p of every float32 value into a new array of `dtype` (see `log1pRange` for `lb`), shared among
+ * `threads` threads when there are many values.
+ */
+export async function log1pValues(
   src: Float32Array,
-  out: Float32Array | Float64Array,
+  dtype: "float32" | "float64",
   lb: number,
   threads: number,
   signal?: AbortSignal,
-): Promise<boolean> {
-  if (threads < 2 || src.length < MIN_VALUES || !onSharedMemory(src, out)) return false;
+): Promise<Float32Array | Float64Array> {
+  const out = allocArray(dtype, src.length) as Float32Array | Float64Array;
+  const f32 = dtype === "float32" ? 1 : 0;
+  if (threads < 2 || src.length < MIN_VALUES || !onSharedMemory(src, out)) {
+    for (let k0 = 0; k0 < src.length; k0 += STEP) {
+      signal?.throwIfAborted();
+      log1pRange(src, out, k0, Math.min(src.length, k0 + STEP), lb, f32);
+    }
+    return out;
+  }
   const bounds = Array.from({ length: threads + 1 }, (_, p) => Math.floor((src.length * p) / threads));
-  const f32 = out instanceof Float32Array ? 1 : 0;
   await runRowKernel(log1pRange, bounds, (p) => [src, out, bounds[p], bounds[p + 1], lb, f32], signal);
-  return true;
+  return out;
 }

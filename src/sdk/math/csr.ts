@@ -276,7 +276,8 @@ export function floatDtypeFor(dtype: DType): "float32" | "float64" {
 /**
  * A new CSR matrix whose row `i` is row `i` of `m` multiplied (or divided) by `factors[i]`. The data
  * array is new; indices and indptr are shared with `m`. In float32 the product is rounded once, as
- * numpy's float32 arithmetic rounds it.
+ * numpy's float32 arithmetic rounds it. (`csrScaleRowsAsync` in `csr-threads.ts` shares the rows
+ * among threads.)
  */
 export function csrScaleRows(
   m: SparseMatrix,
@@ -284,23 +285,55 @@ export function csrScaleRows(
   opts: ScaleRowsOptions = {},
   signal?: AbortSignal,
 ): SparseMatrix {
+  const { n, out } = scaleRowsTarget(m, factors, opts);
+  const src = numberData(m.data);
+  const divide = opts.divide === true ? 1 : 0;
+  const step = 0x10000;
+  for (let r0 = 0; r0 < n; r0 += step) {
+    signal?.throwIfAborted();
+    scaleRowsRange(m.indptr, src, out, factors, r0, Math.min(n, r0 + step), divide);
+  }
+  return scaledRows(m, out);
+}
+
+/** Check a row scaling's arguments and allocate its new data array. */
+export function scaleRowsTarget(
+  m: SparseMatrix,
+  factors: ArrayLike<number>,
+  opts: ScaleRowsOptions,
+): { n: number; out: Float32Array | Float64Array } {
   assertCsr(m, "csrScaleRows");
   const n = rowsOf(m);
   if (factors.length !== n) throw new Error(`csrScaleRows: ${factors.length} factors for ${n} rows`);
   const dtype = opts.dtype ?? floatDtypeFor(m.dtype);
-  const src = numberData(m.data);
-  const { indptr } = m;
-  const nnz = indptr[n]!;
-  const out = allocArray(dtype, nnz) as Float32Array | Float64Array;
-  const divide = opts.divide === true;
-  for (let i = 0; i < n; i++) {
-    if (signal && (i & 0xffff) === 0) signal.throwIfAborted();
-    const f = factors[i]!;
-    const end = indptr[i + 1]!;
-    if (divide) for (let k = indptr[i]!; k < end; k++) out[k] = src[k]! / f;
-    else for (let k = indptr[i]!; k < end; k++) out[k] = src[k]! * f;
-  }
+  return { n, out: allocArray(dtype, Number(m.indptr[n])) as Float32Array | Float64Array };
+}
+
+/** The CSR matrix of `m`'s layout with the scaled values `out`. */
+export function scaledRows(m: SparseMatrix, out: Float32Array | Float64Array): SparseMatrix {
+  const dtype = out instanceof Float32Array ? "float32" : "float64";
   return { kind: "csr", dtype, shape: m.shape, data: out, indices: m.indices, indptr: m.indptr };
+}
+
+/**
+ * out[k] = src[k] / factors[i] (or × when `divide` is 0) for the stored values of rows r0…r1−1.
+ * Self-contained, so its source also runs in a worker as is.
+ */
+export function scaleRowsRange(
+  indptr: ArrayLike<number | bigint>,
+  src: ArrayLike<number>,
+  out: Float32Array | Float64Array,
+  factors: ArrayLike<number>,
+  r0: number,
+  r1: number,
+  divide: number,
+): void {
+  for (let i = r0; i < r1; i++) {
+    const f = factors[i] as number;
+    const end = Number(indptr[i + 1]);
+    if (divide) for (let k = Number(indptr[i]); k < end; k++) out[k] = (src[k] as number) / f;
+    else for (let k = Number(indptr[i]); k < end; k++) out[k] = (src[k] as number) * f;
+  }
 }
 
 /**

@@ -20,7 +20,7 @@
  * the SIMD memory: a row's candidates then mostly sit near it in memory, which matters more than the
  * arithmetic on machines with slow memory. The graph is mapped back to the caller's row order.
  */
-import { heapsToGraph, type KnnGraph, type KnnMetric } from "./knn-graph.js";
+import { heapsToGraph, type KnnGraph, type KnnMetric, nonFinite } from "./knn-graph.js";
 import { mortonOrder } from "./locality-order.js";
 import type { Rng } from "./rng.js";
 import { runKernelThreads } from "./row-threads.js";
@@ -548,7 +548,12 @@ function loadRows(
       for (let t = 0; t < d; t++) s += data[i * d + t] * data[i * d + t];
       scale = s > 0 ? 1 / Math.sqrt(s) : 0;
     }
-    for (let t = 0; t < d; t++) x[r * dp + t] = data[i * d + t] * scale;
+    for (let t = 0; t < d; t++) {
+      const v = data[i * d + t];
+      // Checked here, in the one pass that reads every value (see `assertFinite`).
+      if (!Number.isFinite(v)) throw nonFinite(v, i, t);
+      x[r * dp + t] = v * scale;
+    }
   }
   return { memory, dp };
 }

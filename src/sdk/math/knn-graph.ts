@@ -16,6 +16,24 @@ export interface KnnGraph {
 }
 
 /**
+ * Throw, naming the cell and column, when the n × d rows hold NaN or an infinity: a distance to such a
+ * row is NaN, and NaN never compares, so it would sit in a neighbour heap for good (sklearn and
+ * pynndescent refuse such input too).
+ */
+export function assertFinite(data: ArrayLike<number>, n: number, d: number): void {
+  for (let e = 0; e < n * d; e++) {
+    if (!Number.isFinite(data[e])) throw nonFinite(data[e], Math.floor(e / d), e % d);
+  }
+}
+
+/** The error for a non-finite value at row i, column t. */
+export function nonFinite(v: number, i: number, t: number): Error {
+  return new Error(
+    `knn: the data holds ${v} at cell ${i} (column ${t}); remove or impute non-finite values first`,
+  );
+}
+
+/**
  * Sort each row's heap (h entries at p·h; index −1 = empty) ascending by distance, then index, and
  * emit the graph with self first; `finish` maps a searched value to the reported distance. When the
  * search ran on reordered rows, `order[r]` is the original row of searched row r: heap row r becomes

@@ -10,7 +10,7 @@
  * distance, as scanpy's `knn_indices`/`knn_dists` are laid out.
  */
 import { type KnnDescentOptions, knnDescent, knnDescentAsync } from "./knn-descent.js";
-import { heapsToGraph, type KnnGraph, type KnnMetric } from "./knn-graph.js";
+import { assertFinite, heapsToGraph, type KnnGraph, type KnnMetric } from "./knn-graph.js";
 
 export type { KnnDescentOptions } from "./knn-descent.js";
 export { knnDescent, knnDescentAsync } from "./knn-descent.js";
@@ -69,6 +69,7 @@ function manhattan(x: Float32Array, a: number, b: number, d: number): number {
  * rows (‖a − b‖² / 2 = 1 − cos θ).
  */
 function prepare(data: Float32Array, n: number, d: number, metric: KnnMetric) {
+  assertFinite(data, n, d);
   if (metric === "cosine") {
     const x = new Float32Array(n * d);
     for (let i = 0; i < n; i++) {

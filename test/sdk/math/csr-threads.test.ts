@@ -1,25 +1,38 @@
 import { describe, expect, it } from "vitest";
-import { allocArray } from "../../../src/sdk/data/arrays.js";
-import { log1pThreads, scaleRowsThreads } from "../../../src/sdk/math/csr-threads.js";
+import { allocArray, type SparseMatrix } from "../../../src/sdk/data/arrays.js";
+import { csrScaleRows } from "../../../src/sdk/math/csr.js";
+import { csrScaleRowsAsync, log1pValues } from "../../../src/sdk/math/csr-threads.js";
 import { Rng } from "../../../src/sdk/math/rng.js";
 
-/** A CSR-like layout of `n` rows × `per` values, values small counts scaled per row (they repeat). */
-function counts(n: number, per: number) {
+/** A CSR matrix of `n` rows × `per` values, values small counts scaled per row (they repeat). */
+function counts(n: number, per: number): SparseMatrix {
   const rng = new Rng(5);
-  const indptr = allocArray("int64", n + 1) as BigInt64Array;
-  for (let i = 0; i <= n; i++) indptr[i] = BigInt(i * per);
+  const indptr = allocArray("int32", n + 1) as Int32Array;
+  for (let i = 0; i <= n; i++) indptr[i] = i * per;
+  const indices = allocArray("int32", n * per) as Int32Array;
   const src = allocArray("float32", n * per) as Float32Array;
   for (let i = 0; i < n; i++) {
     const scale = 0.5 + rng.next();
-    for (let k = i * per; k < (i + 1) * per; k++) src[k] = (1 + rng.int(5)) * scale;
+    for (let k = i * per; k < (i + 1) * per; k++) {
+      src[k] = (1 + rng.int(5)) * scale;
+      indices[k] = k - i * per;
+    }
   }
-  return { indptr, src };
+  return { kind: "csr", dtype: "float32", shape: [n, per], data: src, indices, indptr };
+}
+
+/** Positions where two arrays differ (a deep `toEqual` on millions of values is too slow). */
+function differences(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let d = a.length === b.length ? 0 : 1;
+  for (let k = 0; k < Math.min(a.length, b.length); k++) if (!Object.is(a[k], b[k])) d++;
+  return d;
 }
 
 describe("element-wise passes on two threads", () => {
   const n = 50_000;
   const per = 90; // 4.5M values: over the size where threads start
-  const { indptr, src } = counts(n, per);
+  const m = counts(n, per);
+  const src = m.data as Float32Array;
 
   it("log1p equals the one-thread values (natural, base 2 in float32 and float64)", async () => {
     for (const [lb, dtype] of [
@@ -27,8 +40,8 @@ describe("element-wise passes on two threads", () => {
       [Math.fround(Math.log(2)), "float32"],
       [Math.log(2), "float64"],
     ] as const) {
-      const out = allocArray(dtype, src.length) as Float32Array | Float64Array;
-      expect(await log1pThreads(src, out, lb, 2)).toBe(true);
+      const out = await log1pValues(src, dtype, lb, 2);
+      expect(differences(out, await log1pValues(src, dtype, lb, 1))).toBe(0);
       for (let k = 0; k < src.length; k += 997) {
         const v = src[k]!;
         const want =
@@ -43,16 +56,24 @@ describe("element-wise passes on two threads", () => {
     }
   });
 
-  it("row scaling equals the one-thread values, and small inputs are left to the caller", async () => {
+  it("row scaling equals the one-thread values, and small inputs come out the same", async () => {
     const factors = Float64Array.from({ length: n }, (_, i) => 1 + (i % 7));
-    const out = allocArray("float32", src.length) as Float32Array;
-    expect(await scaleRowsThreads(indptr, src, out, factors, n, true, 2)).toBe(true);
+    const out = await csrScaleRowsAsync(m, factors, { divide: true }, 2);
+    const data = out.data as Float32Array;
     for (let i = 0; i < n; i += 101) {
       for (let k = i * per; k < (i + 1) * per; k += 13)
-        expect(out[k]).toBe(Math.fround(src[k]! / factors[i]!));
+        expect(data[k]).toBe(Math.fround(src[k]! / factors[i]!));
     }
-    const small = allocArray("float32", 10) as Float32Array;
-    expect(await scaleRowsThreads(indptr, src.subarray(0, 10), small, factors, 1, true, 2)).toBe(false);
-    expect(await log1pThreads(src, out, 0, 1)).toBe(false);
+    expect(differences(data, csrScaleRows(m, factors, { divide: true }).data as Float32Array)).toBe(0);
+    expect(out.indices).toBe(m.indices);
+    const small: SparseMatrix = {
+      ...m,
+      shape: [1, per],
+      indptr: m.indptr.subarray(0, 2),
+      data: src.subarray(0, per),
+    };
+    const one = await csrScaleRowsAsync(small, factors.subarray(0, 1), { divide: true }, 2);
+    expect(one.data).toEqual(csrScaleRows(small, factors.subarray(0, 1), { divide: true }).data);
+    await expect(csrScaleRowsAsync(m, factors.subarray(0, 2), {}, 2)).rejects.toThrow(/2 factors/);
   });
 });

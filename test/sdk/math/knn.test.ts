@@ -163,6 +163,16 @@ describe("NN-descent on several threads", () => {
     await expect(run).rejects.toThrow("stop here");
   }, 60_000);
 
+  it("refuses NaN or infinity, naming the cell and column, on both paths", async () => {
+    const x = clustered(3000, 6);
+    x[2 * 6 + 4] = Number.POSITIVE_INFINITY;
+    expect(() => knnExact(x.subarray(0, 600), 100, 6, 5)).toThrow(/Infinity at cell 2 \(column 4\)/);
+    x[2 * 6 + 4] = Number.NaN;
+    await expect(knnDescentAsync(x, 3000, 6, 5, { rng: new Rng(0) })).rejects.toThrow(
+      /NaN at cell 2 \(column 4\)/,
+    );
+  });
+
   it("rejects a bad k and an unknown metric", async () => {
     const x = clustered(100, 4);
     expect(() => knnDescent(x, 100, 4, 0, { rng: new Rng(0) })).toThrow(/k must be in/);
