@@ -9,43 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inventory } from "../../../src/sdk/data/inventory.js";
 import { writeCheckpoint } from "../../../src/sdk/io/checkpoint/write.js";
 import { openData } from "../../../src/sdk/io/open.js";
+import { FileRangeReader } from "../../../src/sdk/io/store/file-range-reader.js";
+import { ZipStore } from "../../../src/sdk/io/store/zip-store.js";
+import { checkV3Hierarchy } from "../../../src/sdk/io/zarr/hierarchy-v3.js";
+import { CONVERTIBLE_FIXTURES } from "../../fixture-cases.js";
 import { fixture, reference } from "../../fixtures.js";
 import { materialise } from "./values.js";
 
-const CASES: [string, string][] = [
-  ["vitessce-sdata-blobs-0.3/blobs.sdata.zarr", "spatialdata-zarr"],
-  ["vitessce-sdata-blobs-0.7/blobs.sdata.zarr", "spatialdata-zarr"],
-  ["vitessce-sdata-blobs-0.3-full/blobs.sdata.zarr", "spatialdata-zarr"],
-  ["sdata-storage-format-v0.0.12/transformation_affine.zarr", "spatialdata-zarr"],
-  ["sdata-storage-format-v0.0.12/transformation_identity.zarr", "spatialdata-zarr"],
-  ["sdata-storage-format-v0.0.12/transformation_scale.zarr", "spatialdata-zarr"],
-  ["sdata-storage-format-v0.0.12/transformation_sequence.zarr", "spatialdata-zarr"],
-  ["sdata-storage-format-v0.0.12/transformation_translation.zarr", "spatialdata-zarr"],
-  ["vitessce-python-xenium-points/xenium_rep1_io.points_only.spatialdata.zarr", "spatialdata-zarr"],
-  ...["0.7", "0.8", "0.9", "0.10", "0.11", "0.12"].flatMap((v) =>
-    [
-      "anndata-dense.zarr",
-      v === "0.7" ? "anndata-csr.zarr" : "anndata-csr.adata.zarr",
-      "anndata-csc.zarr",
-    ].map((f) => [`vitessce-anndata-zarr/anndata-${v}/${f}`, "anndata-zarr"] as [string, string]),
-  ),
-  ["vitessce-mudata-zarr/mudata-0.2/mudata-csr.zarr", "mudata-zarr"],
-  ["vitessce-exemplar-001-crop/exemplar-001.crop.cells.adata.zarr", "anndata-zarr"],
-  ["vitessce-exemplar-001-crop/exemplar-001.crop.circles.adata.zarr", "anndata-zarr"],
-  ["vitessce-exemplar-001-crop/exemplar-001.crop.image.ome.zarr", "ome-zarr"],
-  ["vitessce-exemplar-001-crop/exemplar-001.crop.segmentations.ome.zarr", "ome-zarr"],
-  ["viv-fixtures/loaders-tests/ome-zarr/blobs_image_v04.ome.zarr", "ome-zarr"],
-  ["viv-fixtures/loaders-tests/ome-zarr/blobs_image_v05.ome.zarr", "ome-zarr"],
-  ["viv-fixtures/loaders-tests/bioformats-zarr/data.zarr", "ome-zarr"],
-  ["viv-fixtures/loaders-tests/multi-channel.ome.tif", "ome-tiff"],
-  ["viv-fixtures/avivator-data/multifile.companion.ome", "ome-tiff"],
-  ["sfe-toy/xenium/morphology_focus.ome.tif", "ome-tiff"],
-  ["scanpy-pbmc68k-reduced/10x_pbmc68k_reduced.h5ad", "anndata-h5ad"],
-  ["scanpy-pbmc68k-reduced/10x_pbmc68k_reduced.zarr.zip", "anndata-zarr"],
-  ["squidpy-tests/test_data.h5ad", "anndata-h5ad"],
-  ["squidpy-tests/ligrec_pvalues_reference.h5ad", "anndata-h5ad"],
-  ["scanpy-10x-10k-subset/10x-10k-subset.zarr", "anndata-zarr"],
-];
+const CASES = CONVERTIBLE_FIXTURES;
 
 let dir: string;
 beforeAll(async () => {
@@ -62,6 +33,9 @@ describe("convert then inspect gives the same inventory and values", () => {
     expect(first.format).toBe(format);
     const out = join(dir, `${rel.replace(/[^a-z0-9]+/gi, "_")}.sdata.zarr.zip`);
     await writeCheckpoint(first.sdata, out);
+    // The zarr v3 rules zarr-python (so spatialdata and anndata) enforces, read from the zip itself.
+    const zip = await ZipStore.open(new FileRangeReader(out));
+    expect(await checkV3Hierarchy(zip)).toEqual([]);
     const second = await openData(out);
     expect(second.format).toBe("checkpoint");
     expect(inventory(second.sdata)).toEqual(inventory(first.sdata));

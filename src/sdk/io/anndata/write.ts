@@ -27,6 +27,12 @@ type Loc = zarr.Location<Mutable>;
 export interface WriteAnnDataOptions {
   /** Chunks encoded at once per array (default 2). */
   concurrency?: number;
+  /**
+   * The table is an element of a SpatialData store: its root attributes carry the spatialdata table encoding
+   * (`spatialdata-encoding-type`, `version`, and `region`/`region_key`/`instance_key`, null when the table
+   * annotates nothing), which spatialdata's reader requires of every table. Default false (plain AnnData).
+   */
+  spatialdataElement?: boolean;
 }
 
 /**
@@ -231,10 +237,20 @@ class Writer {
   }
 }
 
-/** Root attributes: anndata's, plus spatialdata's region annotation when the table has one. */
-function rootAttributes(table: Table): Record<string, unknown> {
+/**
+ * Root attributes: anndata's, plus spatialdata's table encoding when the table is a SpatialData element or
+ * annotates a region (spatialdata writes `null` for the keys of a table that annotates nothing).
+ */
+function rootAttributes(table: Table, spatialdataElement: boolean): Record<string, unknown> {
   const attrs: Record<string, unknown> = enc("anndata", "0.1.0");
   const a = table.annotation;
+  if (!a && spatialdataElement) {
+    attrs["spatialdata-encoding-type"] = "ngff:regions_table";
+    attrs.region = null;
+    attrs.region_key = null;
+    attrs.instance_key = null;
+    attrs.version = "0.2";
+  }
   if (a) {
     attrs["spatialdata-encoding-type"] = "ngff:regions_table";
     attrs.region = typeof a.region === "string" ? a.region : [...a.region];
@@ -259,7 +275,7 @@ export async function writeAnnDataZarr(
   const w = new Writer(opts);
   const clean = path.split("/").filter(Boolean).map(encodeURIComponent).join("/");
   const root = new zarr.Location(store, `/${clean}`);
-  await w.group(root, rootAttributes(table));
+  await w.group(root, rootAttributes(table, opts.spatialdataElement ?? false));
   if (table.X) await w.matrix(at(root, "X"), table.X);
   await w.matrices(at(root, "layers"), table.layers);
   await w.dataFrame(at(root, "obs"), table.obs);

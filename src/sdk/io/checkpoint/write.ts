@@ -16,6 +16,7 @@ import type { ListableWritableStore } from "../store/types.js";
 import { contentHashName, type WrittenZip, writeZipFromStore } from "../store/zip-writer.js";
 import { writeZarrArray } from "../zarr/arrays.js";
 import { consolidateV3 } from "../zarr/consolidated.js";
+import { assertV3Hierarchy } from "../zarr/hierarchy-v3.js";
 import { type AppState, emptyAppState } from "./app-state.js";
 import { buildSidecar } from "./build-sidecar.js";
 import { APP_STATE_PATH, FIGURES_PATH, SIDECAR_ATTR, type SidecarFigure, X_MIRROR_PATH } from "./sidecar.js";
@@ -78,11 +79,17 @@ async function writeXMirrors(
   signal?: AbortSignal,
 ): Promise<void> {
   const root = zarr.root(store);
+  let groupMade = false;
   for (const [name, table] of Object.entries(sd.tables).sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (!table.X) continue;
     signal?.throwIfAborted();
     const m = await loadMatrix(table.X);
     const csc = toCsc(m);
+    if (!groupMade) {
+      // zarr v3 has no implicit groups: `viewer/X_csc` needs its own zarr.json for strict readers.
+      await zarr.create(root.resolve(X_MIRROR_PATH), { attributes: {} });
+      groupMade = true;
+    }
     const loc = root.resolve(`${X_MIRROR_PATH}/${name}`);
     await zarr.create(loc, {
       attributes: { "encoding-type": "csc_matrix", "encoding-version": "0.1.0", shape: [...csc.shape] },
@@ -159,6 +166,8 @@ export async function writeCheckpoint(
       await writeBlob(store, `${group}/${f.format}`, f.bytes);
     }
     await consolidateV3(store);
+    // Metadata only, cheap: never publish a checkpoint that zarr-python (and so spatialdata) would refuse.
+    await assertV3Hierarchy(store);
     opts.signal?.throwIfAborted();
     opts.onProgress?.("zipping");
     return await writeZipFromStore(outPath, store);

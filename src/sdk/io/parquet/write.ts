@@ -4,10 +4,32 @@
  * the index, and our reader restores categoricals.
  *
  * Categorical columns are written as dictionary-encoded UTF-8 string columns marked
- * `pandas_type: "categorical"`. pyarrow reads them back as plain strings (no `ARROW:schema` with a
- * dictionary type is written); this package reads them back as `Categorical` with categories in
- * order of first appearance (unused categories are not stored).
+ * `pandas_type: "categorical"`, and the file carries the Arrow schema (`ARROW:schema`, as pyarrow
+ * writes it) with a dictionary type for them: without it pyarrow reads plain strings that contradict
+ * the pandas metadata, and dask's `read_parquet` (so spatialdata's points reader) refuses the file
+ * ("Not all columns are categoricals"). This package reads them back as `Categorical` with categories
+ * in order of first appearance (unused categories are not stored).
  */
+import {
+  Binary,
+  Bool,
+  type DataType,
+  Dictionary,
+  Field,
+  Float32,
+  Float64,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  Schema,
+  Table,
+  tableToIPC,
+  Uint8,
+  Uint16,
+  Uint64,
+  Utf8,
+} from "apache-arrow";
 import type { KeyValue, SchemaElement } from "hyparquet";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import type { DType } from "../../data/arrays.js";
@@ -42,6 +64,8 @@ interface Prepared {
   pandasType: string;
   numpyType: string;
   metadata: Record<string, unknown> | null;
+  /** The column's Arrow type, as pyarrow should read it back (see `ARROW:schema`). */
+  arrowType: DataType;
 }
 
 const INT_LOGICAL: Partial<Record<DType, { bits: number; signed: boolean }>> = {
@@ -49,6 +73,13 @@ const INT_LOGICAL: Partial<Record<DType, { bits: number; signed: boolean }>> = {
   int16: { bits: 16, signed: true },
   uint8: { bits: 8, signed: false },
   uint16: { bits: 16, signed: false },
+};
+
+const ARROW_INT: Partial<Record<DType, () => DataType>> = {
+  int8: () => new Int8(),
+  int16: () => new Int16(),
+  uint8: () => new Uint8(),
+  uint16: () => new Uint16(),
 };
 
 function prepareColumn(name: string, col: Column): Prepared {
@@ -61,6 +92,7 @@ function prepareColumn(name: string, col: Column): Prepared {
         pandasType: "unicode",
         numpyType: "object",
         metadata: null,
+        arrowType: new Utf8(),
       };
     case "categorical": {
       const n = col.codes.length;
@@ -82,6 +114,12 @@ function prepareColumn(name: string, col: Column): Prepared {
         pandasType: "categorical",
         numpyType: codesType,
         metadata: { num_categories: nCats, ordered: col.ordered },
+        arrowType: new Dictionary(
+          inner?.arrowType ?? new Utf8(),
+          codesType === "int8" ? new Int8() : codesType === "int16" ? new Int16() : new Int32(),
+          0, // the id is given when the schema is assembled (unique per file)
+          col.ordered,
+        ),
       };
     }
     case "dense":
@@ -113,11 +151,11 @@ function prepareNumeric(name: string, dtype: DType, data: unknown[] | ArrayLike<
   const base = { data, numpyType: dtype, pandasType: dtype, metadata: null };
   switch (dtype) {
     case "float64":
-      return { ...base, element: { ...opt, type: "DOUBLE" } };
+      return { ...base, element: { ...opt, type: "DOUBLE" }, arrowType: new Float64() };
     case "float32":
-      return { ...base, element: { ...opt, type: "FLOAT" } };
+      return { ...base, element: { ...opt, type: "FLOAT" }, arrowType: new Float32() };
     case "int64":
-      return { ...base, element: { ...opt, type: "INT64" } };
+      return { ...base, element: { ...opt, type: "INT64" }, arrowType: new Int64() };
     case "uint64": {
       const d = ArrayBuffer.isView(data)
         ? new BigInt64Array(
@@ -135,10 +173,11 @@ function prepareNumeric(name: string, dtype: DType, data: unknown[] | ArrayLike<
           converted_type: "UINT_64",
           logical_type: { type: "INTEGER", bitWidth: 64, isSigned: false },
         },
+        arrowType: new Uint64(),
       };
     }
     case "int32":
-      return { ...base, element: { ...opt, type: "INT32" } };
+      return { ...base, element: { ...opt, type: "INT32" }, arrowType: new Int32() };
     case "uint32": {
       // Stored as int64 so that values ≥ 2^31 survive every reader.
       const arr = Array.from(data as ArrayLike<number | null>, (v) => (v === null ? null : BigInt(v)));
@@ -148,6 +187,7 @@ function prepareNumeric(name: string, dtype: DType, data: unknown[] | ArrayLike<
         pandasType: "int64",
         numpyType: "int64",
         element: { ...opt, type: "INT64" },
+        arrowType: new Int64(),
       };
     }
     case "bool":
@@ -155,6 +195,7 @@ function prepareNumeric(name: string, dtype: DType, data: unknown[] | ArrayLike<
         ...base,
         data: Array.from(data as ArrayLike<unknown>, (v) => (v === null ? null : Boolean(v))),
         element: { ...opt, type: "BOOLEAN" },
+        arrowType: new Bool(),
       };
     default: {
       const l = INT_LOGICAL[dtype]!;
@@ -167,6 +208,7 @@ function prepareNumeric(name: string, dtype: DType, data: unknown[] | ArrayLike<
           converted_type: ct,
           logical_type: { type: "INTEGER", bitWidth: l.bits, isSigned: l.signed },
         },
+        arrowType: ARROW_INT[dtype]!(),
       };
     }
   }
@@ -190,6 +232,22 @@ function isRange(values: readonly (string | null)[]): boolean {
   return true;
 }
 
+/**
+ * The `ARROW:schema` value pyarrow writes: the IPC-serialised Arrow schema (a stream holding only the schema
+ * message), base64. It carries the pandas metadata too, as pyarrow's does.
+ */
+function arrowSchemaBase64(prepared: readonly Prepared[], pandas: string): string {
+  const fields = prepared.map((p, i) => {
+    const t = p.arrowType;
+    // Each dictionary needs an id unique within the schema: the column's position.
+    const type = t instanceof Dictionary ? new Dictionary(t.dictionary, t.indices, i, t.isOrdered) : t;
+    return new Field(p.element.name, type, true);
+  });
+  const schema = new Schema(fields, new Map([["pandas", pandas]]));
+  const bytes = tableToIPC(new Table(schema), "stream");
+  return Buffer.from(bytes).toString("base64");
+}
+
 /** Encode a frame (and leading byte columns) as one parquet file. */
 export function writeFrameParquet(frame: DataFrame, options: FrameWriteOptions): Uint8Array {
   const n = nRows(frame);
@@ -203,6 +261,7 @@ export function writeFrameParquet(frame: DataFrame, options: FrameWriteOptions):
       pandasType: "bytes",
       numpyType: "object",
       metadata: null,
+      arrowType: new Binary(),
     });
   }
   for (const name of frame.columnOrder) prepared.push(prepareColumn(name, frame.columns[name]!));
@@ -235,6 +294,7 @@ export function writeFrameParquet(frame: DataFrame, options: FrameWriteOptions):
       pandasType: ints ? "int64" : "unicode",
       numpyType: ints ? "int64" : "object",
       metadata: null,
+      arrowType: ints ? new Int64() : new Utf8(),
     });
     indexColumns.push(colName);
     indexName = named ? frame.indexName : null;
@@ -273,7 +333,11 @@ export function writeFrameParquet(frame: DataFrame, options: FrameWriteOptions):
     columnData: prepared.map((p) => ({ name: p.element.name, data: p.data as never })),
     schema,
     codec: options.codec ?? "SNAPPY",
-    kvMetadata: [{ key: "pandas", value: JSON.stringify(pandas) }, ...(options.kv ?? [])],
+    kvMetadata: [
+      { key: "pandas", value: JSON.stringify(pandas) },
+      { key: "ARROW:schema", value: arrowSchemaBase64(prepared, JSON.stringify(pandas)) },
+      ...(options.kv ?? []),
+    ],
     createdBy: "tessera (hyparquet-writer 0.17)",
   });
   return new Uint8Array(buf);

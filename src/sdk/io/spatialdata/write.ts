@@ -90,7 +90,9 @@ export async function writeSpatialData(
             await writeShapes(store, path, sd.shapes[name]!);
             break;
           case "tables":
-            await writeAnnDataZarr(withUnsAnnotation(sd.tables[name]!), store, path);
+            await writeAnnDataZarr(withUnsAnnotation(sd.tables[name]!), store, path, {
+              spatialdataElement: true,
+            });
             break;
         }
       } catch (err) {

@@ -10,6 +10,11 @@
  * @module
  */
 import { absoluteKey, METADATA_BASENAMES, splitKey } from "../store/keys.js";
+import { makeGroupsExplicit } from "./hierarchy-v3.js";
+import { isObject, type JsonObject, normalizePath, parseJsonObject } from "./json.js";
+
+export { type JsonObject, normalizePath, parseJsonObject } from "./json.js";
+
 import type {
   AbsolutePath,
   GetOptions,
@@ -17,9 +22,6 @@ import type {
   RangeQuery,
   ReadableStore,
 } from "../store/types.js";
-
-/** A JSON object as parsed from metadata. */
-export type JsonObject = Record<string, unknown>;
 
 /** One node (group or array) of a zarr hierarchy. */
 export interface ConsolidatedNode {
@@ -50,7 +52,6 @@ export interface ConsolidatedIndex {
   nodes: ReadonlyMap<string, ConsolidatedNode>;
 }
 
-const utf8 = new TextDecoder();
 const encoder = new TextEncoder();
 
 /** Reads in flight at once when gathering metadata files (bounded so large stores do not exhaust file handles). */
@@ -68,27 +69,6 @@ async function mapLimit<T, R>(items: readonly T[], fn: (item: T) => Promise<R>):
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
   return out;
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Normalise a node path: no leading/trailing slashes (`"/a/b/"` → `"a/b"`, `"/"` → `""`). */
-export function normalizePath(path: string): string {
-  return path.replace(/^\/+|\/+$/g, "");
-}
-
-/** Parse a JSON document read from `key`, with an Error naming store and key when it is not a JSON object. */
-export function parseJsonObject(location: string, key: string, bytes: Uint8Array): JsonObject {
-  let v: unknown;
-  try {
-    v = JSON.parse(utf8.decode(bytes));
-  } catch (err) {
-    throw new Error(`${location}: ${key} is not valid JSON (${(err as Error).message})`, { cause: err });
-  }
-  if (!isObject(v)) throw new Error(`${location}: ${key} is not a JSON object`);
-  return v;
 }
 
 /** Build an index from a flat v2 metadata map (`{".zgroup": …, "a/.zarray": …, "a/.zattrs": …}`). */
@@ -298,7 +278,8 @@ export function indexChildren(index: ConsolidatedIndex, path: string): string[] 
 /**
  * Consolidate a v3 hierarchy like zarr-python 3: gather every `zarr.json` below the root into the root
  * `zarr.json` as `consolidated_metadata: {kind: "inline", must_understand: false, metadata: {path: meta}}`.
- * Paths are sorted and the JSON is indented by 2, so the same hierarchy always gives the same bytes. Child groups
+ * Implicit groups are first given their own `zarr.json` ({@link makeGroupsExplicit}): zarr v3 has none, and
+ * zarr-python refuses consolidated metadata that lists a node whose parent it does not list. Paths are sorted and the JSON is indented by 2, so the same hierarchy always gives the same bytes. Child groups
  * carry an empty inline block, as zarr-python writes them. Returns the resulting index.
  */
 export async function consolidateV3(store: ListableWritableStore): Promise<ConsolidatedIndex> {
@@ -308,6 +289,7 @@ export async function consolidateV3(store: ListableWritableStore): Promise<Conso
   if (root.zarr_format !== 3 || root.node_type !== "group") {
     throw new Error(`${store.location}: root zarr.json is not a zarr v3 group`);
   }
+  await makeGroupsExplicit(store);
   const keys = (await store.list())
     .map((e) => e.key)
     .filter((k) => k !== "zarr.json" && splitKey(k)[1] === "zarr.json");
