@@ -16,7 +16,7 @@ import { openOmeZarr } from "./ome/read.js";
 import { isSpatialDataRoot, readSpatialData } from "./spatialdata/read.js";
 import { openStore } from "./store/open-store.js";
 import { readOmeTiff } from "./tiff/read.js";
-import { openZarr } from "./zarr/open.js";
+import { indexChildLister, openZarr } from "./zarr/open.js";
 
 /** What `openData` gives. */
 export interface OpenResult {
@@ -57,6 +57,8 @@ export async function openData(location: string): Promise<OpenResult> {
 
   const store = await openStore(location);
   const tree = await openZarr(store);
+  // Without consolidated metadata the AnnData reader lists groups from the tree's listing (no second walk).
+  const listChildren = indexChildLister(tree);
   if (await hasSidecar(tree)) {
     const cp = await checkpointFromStore(store, tree, location);
     return { sdata: cp.sdata, warnings: cp.warnings, format: "checkpoint", appState: cp.appState };
@@ -70,7 +72,7 @@ export async function openData(location: string): Promise<OpenResult> {
     const tables: Record<string, Table> = {};
     const warnings: string[] = [];
     for (const mod of await tree.children("mod")) {
-      const r = await readAnnDataZarr(tree.store, `mod/${mod}`);
+      const r = await readAnnDataZarr(tree.store, `mod/${mod}`, { listChildren });
       tables[mod] = r.table;
       warnings.push(...r.warnings.map((w) => `mod/${mod}: ${w}`));
     }
@@ -81,7 +83,7 @@ export async function openData(location: string): Promise<OpenResult> {
     };
   }
   if (rootAttrs["encoding-type"] === "anndata" || (children.includes("obs") && children.includes("var"))) {
-    const { table, warnings } = await readAnnDataZarr(tree.store, "/");
+    const { table, warnings } = await readAnnDataZarr(tree.store, "/", { listChildren });
     return { sdata: tableOnly(table, location, "anndata-zarr"), warnings, format: "anndata-zarr" };
   }
   if (isSpatialDataRoot(rootAttrs, children)) {

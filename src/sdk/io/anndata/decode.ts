@@ -375,7 +375,11 @@ async function decodeMapping<T>(
   record(ctx, slot, node);
   const names = await node.children();
   if (names === null) {
-    ctx.warnings.push(`${node.where}: the store cannot list this group, so ${slot} was not read`);
+    // Only a store that cannot enumerate keys (an HTTP folder) and has no consolidated metadata gets here.
+    ctx.warnings.push(
+      `${node.where}: ${slot} was not read: the store has no consolidated metadata and cannot list its keys ` +
+        `(an HTTP folder); consolidate it (zarr.consolidate_metadata) or serve it as a .zarr.zip`,
+    );
     return out;
   }
   for (const name of names) {

@@ -4,7 +4,8 @@
  * Metadata comes from consolidated metadata when the store has it (v3 inline `consolidated_metadata`
  * in any group's `zarr.json`, v2 `.zmetadata` or spatialdata's `zmetadata`), else from per-node
  * documents. Group listing (needed for `dict` groups such as `uns` and `obsm`) comes from consolidated
- * metadata, an `opts.listChildren` callback, or the store itself (directory or zip entries).
+ * metadata, an `opts.listChildren` callback, or the store itself: any store that can enumerate its keys
+ * (a folder, a zip's central directory; see `zarr-children.ts`).
  */
 import type { Readable } from "@zarrita/storage";
 import * as zarr from "zarrita";
@@ -12,6 +13,7 @@ import { classifyZarrDtype, readZarrArray, type ZarrArray } from "../zarr/arrays
 import { registerCodecs } from "../zarr/codecs.js";
 import { type AnnNode, joinPath, type NodeData, type NodeDtype } from "./node.js";
 import { readV2Records } from "./records.js";
+import { type ChildLister, storeChildLister } from "./zarr-children.js";
 
 /** Metadata of one node, normalised across zarr versions. */
 export interface ZarrNodeMeta {
@@ -29,7 +31,10 @@ export interface ZarrNodeMeta {
 export interface ZarrTreeOptions {
   /** Name used in error messages (a path or URL); defaults to "zarr store". */
   source?: string;
-  /** List the child names of the group at a store path (no leading slash); null when unknown. */
+  /**
+   * List the child names of the group at a store path (no leading slash); null when unknown. Used when the
+   * store has no consolidated metadata; the default enumerates the store itself.
+   */
   listChildren?: (path: string) => Promise<string[] | null> | string[] | null;
   /** Bytes stored under a store path prefix, when known. */
   sizeOf?: (prefix: string) => number | null;
@@ -41,11 +46,16 @@ class ZarrTree {
   /** Paths known from consolidated metadata (null: the store has none). */
   consolidated: Map<string, ZarrNodeMeta> | null = null;
   readonly arrays = new Map<string, Promise<ZarrArray>>();
+  /** Children from enumerating the store, used when there is no consolidated metadata (null: cannot list). */
+  readonly storeLister: ChildLister | null;
   constructor(
     readonly store: Readable,
     readonly source: string,
     readonly opts: ZarrTreeOptions,
-  ) {}
+    base: string,
+  ) {
+    this.storeLister = storeChildLister(store, base);
+  }
 
   where(path: string): string {
     return `${this.source}: ${path === "" ? "/" : path}`;
@@ -171,7 +181,7 @@ class ZarrTree {
       return [...names].sort();
     }
     if (this.opts.listChildren) return (await this.opts.listChildren(path)) ?? null;
-    return listFromStore(this.store, path);
+    return this.storeLister ? this.storeLister(path) : null;
   }
 
   array(path: string, format: 2 | 3): Promise<ZarrArray> {
@@ -245,47 +255,6 @@ function nodeDtype(meta: ZarrNodeMeta): NodeDtype {
     return { unsupported: `zarr v3 data type ${typeof name === "string" ? name : JSON.stringify(dt)}` };
   }
   return classifyZarrDtype(dt) ?? { unsupported: String(dt) };
-}
-
-/** Child names from the store itself: a FileSystemStore directory or zip entries. */
-async function listFromStore(store: Readable, path: string): Promise<string[] | null> {
-  const s = store as unknown as Record<string, unknown>;
-  if (typeof s.contents === "function") {
-    const entries = (s.contents as () => { path: string }[])();
-    const prefix = `/${path}`.replace(/\/$/, "");
-    const names = new Set<string>();
-    for (const e of entries) {
-      if (e.path.startsWith(`${prefix}/`)) names.add(e.path.slice(prefix.length + 1).split("/")[0] as string);
-    }
-    return [...names].sort();
-  }
-  if (typeof s.root === "string" && typeof s.getRange === "function") {
-    try {
-      const spec = "node:fs/promises";
-      const fs = (await import(/* @vite-ignore */ spec)) as typeof import("node:fs/promises");
-      const dir = [s.root, path].filter(Boolean).join("/");
-      const ents = await fs.readdir(dir, { withFileTypes: true });
-      return ents
-        .filter((e) => e.isDirectory())
-        .map((e) => e.name)
-        .sort();
-    } catch {
-      return null;
-    }
-  }
-  if (s.info instanceof Promise) {
-    const info = (await s.info) as { entries?: Record<string, unknown> };
-    if (!info.entries) return null;
-    const prefix = path === "" ? "" : `${path}/`;
-    const names = new Set<string>();
-    for (const key of Object.keys(info.entries)) {
-      if (!key.startsWith(prefix)) continue;
-      const rest = key.slice(prefix.length).split("/");
-      if (rest.length > 1 && rest[0]) names.add(rest[0]);
-    }
-    return [...names].sort();
-  }
-  return null;
 }
 
 /** One node of a zarr AnnData tree. */
@@ -366,6 +335,12 @@ function describeZarrError(err: unknown): string {
   return parts.join(": ");
 }
 
+/** The `location` (path or URL) of a Tessera store, so errors name the file rather than "zarr store". */
+function storeLocation(store: Readable): string | undefined {
+  const loc = (store as { location?: unknown }).location;
+  return typeof loc === "string" && loc !== "" ? loc : undefined;
+}
+
 /**
  * Open the node tree of an AnnData element at `path` in a zarr store. Throws when nothing is there.
  */
@@ -376,7 +351,7 @@ export async function openZarrTree(
 ): Promise<AnnNode> {
   registerCodecs();
   const base = joinPath(path);
-  const tree = new ZarrTree(store, opts.source ?? "zarr store", opts);
+  const tree = new ZarrTree(store, opts.source ?? storeLocation(store) ?? "zarr store", opts, base);
   await tree.discoverConsolidated(base);
   const meta = await tree.nodeMeta(base);
   if (!meta) {

@@ -12,7 +12,7 @@ import { readOmeZarrImage, readOmeZarrLabels } from "../ome/read.js";
 import { readPoints } from "../points/read.js";
 import { readShapes } from "../shapes/read.js";
 import type { ReadableStore } from "../store/types.js";
-import { openZarr, type ZarrTree } from "../zarr/open.js";
+import { indexChildLister, openZarr, type ZarrTree } from "../zarr/open.js";
 import { type StoreSizes, storeSizes } from "./sizes.js";
 
 /** What reading a store gives: the object and any warnings (skipped nodes, unknown groups). */
@@ -47,6 +47,8 @@ export async function readSpatialData(
   opts: ReadSpatialDataOptions = {},
 ): Promise<ReadResult> {
   const tree = opts.tree ?? (await openZarr(store));
+  // Tables of a store without consolidated metadata list their groups from the tree's listing.
+  const listChildren = indexChildLister(tree);
   const warnings: string[] = [];
   const rootAttrs = await tree.attrs("");
   const sdAttrs = (rootAttrs.spatialdata_attrs ?? {}) as Record<string, unknown>;
@@ -94,7 +96,11 @@ export async function readSpatialData(
             shapes[name] = withDisk(await readShapes(tree.store, path, attrs, name), diskBytes);
             break;
           case "tables": {
-            const { table, warnings: w, diskBytes: slotBytes } = await readAnnDataZarr(tree.store, path);
+            const {
+              table,
+              warnings: w,
+              diskBytes: slotBytes,
+            } = await readAnnDataZarr(tree.store, path, { listChildren });
             warnings.push(...w.map((m) => `tables/${name}: ${m}`));
             tables[name] = finishTable(table, attrs, sizes?.slots(path) ?? slotBytes);
             break;
@@ -113,7 +119,7 @@ export async function readSpatialData(
   // Pre-versioned stores (spatialdata < 0.1) kept one table at `table/table`.
   if (families.includes("tables") && rootChildren.includes("table") && !rootChildren.includes("tables")) {
     const inner = (await tree.children("table")).includes("table") ? "table/table" : "table";
-    const { table, warnings: w } = await readAnnDataZarr(tree.store, inner);
+    const { table, warnings: w } = await readAnnDataZarr(tree.store, inner, { listChildren });
     warnings.push(...w);
     tables.table = finishTable(table, await tree.attrs(inner), sizes?.slots(inner) ?? undefined);
   }

@@ -89,6 +89,11 @@ class IndexedTree implements ZarrTree {
     return indexChildren(this.#nodes, p);
   }
 
+  /** Direct children of `path` in the index, `[]` when it has none or is not there. */
+  listed(path: string): string[] {
+    return indexChildren(this.#nodes, path);
+  }
+
   async attrs(path: string): Promise<JsonObject> {
     const p = normalizePath(path);
     const n = this.#nodes.nodes.get(p);
@@ -159,6 +164,15 @@ export async function openZarr(store: ReadableStore, opts: OpenZarrOptions = {})
     return new IndexedTree(store, listed, false, opts);
   }
   return new UnlistableTree(store);
+}
+
+/**
+ * Child names from a tree's index (consolidated or listed), for readers that walk a sub-hierarchy on their own
+ * (the AnnData reader's `listChildren`): no I/O, and a path missing from the index has no children. `undefined`
+ * for a tree that cannot list (an HTTP folder without consolidated metadata), so the reader says it could not.
+ */
+export function indexChildLister(tree: ZarrTree): ((path: string) => Promise<string[]>) | undefined {
+  return tree instanceof IndexedTree ? (path) => Promise.resolve(tree.listed(path)) : undefined;
 }
 
 /** Alias of {@link openZarr} (the name the SpatialData reader imports). */
