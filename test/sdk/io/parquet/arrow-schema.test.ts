@@ -11,7 +11,9 @@ import { dataFrame } from "../../../../src/sdk/data/dataframe.js";
 import { writeFrameParquet } from "../../../../src/sdk/io/parquet/write.js";
 
 function arrowSchemaOf(bytes: Uint8Array) {
-  const meta = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const meta = parquetMetadata(
+    bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+  );
   const kv = meta.key_value_metadata ?? [];
   const b64 = kv.find((e) => e.key === "ARROW:schema")?.value;
   expect(b64, "ARROW:schema key").toBeTypeOf("string");
