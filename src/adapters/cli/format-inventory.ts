@@ -1,5 +1,10 @@
 /** Human-readable rendering of an inventory for the terminal. */
-import type { Inventory } from "../../sdk/data/inventory.js";
+import type { AxisArrayEntry, Inventory } from "../../sdk/data/inventory.js";
+
+/** `name (kind, width)`: how it is stored matters (a sparse or data-frame entry is not a plain embedding). */
+function axisEntry(e: AxisArrayEntry): string {
+  return `${e.name} (${e.kind}, ${e.n_components})`;
+}
 
 /** Render an inventory as indented text. */
 export function formatInventory(path: string, inv: Inventory): string {
@@ -13,8 +18,10 @@ export function formatInventory(path: string, inv: Inventory): string {
       `${t.name}: ${t.n_obs} obs × ${t.n_vars} vars${t.has_x ? "" : " (no X)"}${t.region.length ? `, annotates ${t.region.join(", ")}` : ""}`,
       `  obs: ${t.obs.map((c) => `${c.name} (${c.kind})`).join(", ") || "-"}`,
       `  var: ${t.var.map((c) => `${c.name} (${c.kind})`).join(", ") || "-"}`,
-      `  obsm: ${t.obsm.map((m) => `${m.name} (${m.n_components})`).join(", ") || "-"}`,
-      `  obsp: ${t.obsp.join(", ") || "-"}   layers: ${t.layers.join(", ") || "-"}   uns: ${t.uns.join(", ") || "-"}`,
+      `  obsm: ${t.obsm.map(axisEntry).join(", ") || "-"}`,
+      `  varm: ${t.varm.map(axisEntry).join(", ") || "-"}`,
+      `  layers: ${t.layer_entries.map((l) => `${l.name} (${l.kind}, ${t.n_vars})`).join(", ") || "-"}`,
+      `  obsp: ${t.obsp.join(", ") || "-"}   uns: ${t.uns.join(", ") || "-"}`,
     ]),
   );
   const raster = (r: Inventory["images"][number]) =>

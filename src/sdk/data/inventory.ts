@@ -6,12 +6,36 @@ import { type ColumnKind, columnKind } from "./dataframe.js";
 import { levelSize, pointsCount, shapesCount } from "./elements.js";
 import { matrixInfo } from "./lazy.js";
 import { coordinateSystems, type SpatialData } from "./spatialdata.js";
-import { axisArrayWidth, nObs, nVars, type Table } from "./table.js";
+import { type AxisArray, axisArrayWidth, nObs, nVars, type Table } from "./table.js";
 
 /** A column as listed: its name and user-facing kind. */
 export interface ColumnEntry {
   name: string;
   kind: ColumnKind;
+}
+
+/** How a matrix slot is stored: dense, or sparse by rows (CSR) or by columns (CSC). */
+export type MatrixKind = "dense" | "csr" | "csc";
+
+/** How an obsm/varm entry is stored: a matrix, or a data frame (anndata allows a pandas DataFrame there). */
+export type AxisArrayKind = MatrixKind | "dataframe";
+
+/** An obsm/varm entry as listed. */
+export interface AxisArrayEntry {
+  name: string;
+  /** Storage: `dense`, `csr`, `csc` or `dataframe`. */
+  kind: AxisArrayKind;
+  /** Width: columns of the matrix, or columns of the data frame. */
+  n_components: number;
+}
+
+/** A layer as listed (its shape is always n_obs × n_vars). */
+export interface LayerEntry {
+  name: string;
+  /** Storage: `dense`, `csr` or `csc`. */
+  kind: MatrixKind;
+  /** Element type (`float32`, `int32`, …). */
+  dtype: string;
 }
 
 /** A table in the inventory. */
@@ -21,9 +45,12 @@ export interface TableEntry {
   n_vars: number;
   obs: ColumnEntry[];
   var: ColumnEntry[];
-  obsm: { name: string; n_components: number }[];
+  obsm: AxisArrayEntry[];
+  varm: AxisArrayEntry[];
   obsp: string[];
+  /** Layer names (kept as plain names for existing readers; `layer_entries` adds kind and dtype). */
   layers: string[];
+  layer_entries: LayerEntry[];
   uns: string[];
   /** Whether the table has an expression matrix X. */
   has_x: boolean;
@@ -73,6 +100,12 @@ export interface Inventory {
   coordinate_systems: string[];
 }
 
+/** An obsm/varm entry's kind and width, from metadata only (nothing lazy is loaded). */
+export function axisArrayEntry(name: string, a: AxisArray): AxisArrayEntry {
+  const kind = a.kind === "dataframe" ? "dataframe" : matrixInfo(a).format;
+  return { name, kind, n_components: axisArrayWidth(a) };
+}
+
 /** List one table's slots. */
 export function tableEntry(name: string, t: Table): TableEntry {
   const region = t.annotation
@@ -86,9 +119,14 @@ export function tableEntry(name: string, t: Table): TableEntry {
     n_vars: nVars(t),
     obs: t.obs.columnOrder.map((c) => ({ name: c, kind: columnKind(t.obs.columns[c]!) })),
     var: t.var.columnOrder.map((c) => ({ name: c, kind: columnKind(t.var.columns[c]!) })),
-    obsm: Object.entries(t.obsm).map(([k, v]) => ({ name: k, n_components: axisArrayWidth(v) })),
+    obsm: Object.entries(t.obsm).map(([k, v]) => axisArrayEntry(k, v)),
+    varm: Object.entries(t.varm).map(([k, v]) => axisArrayEntry(k, v)),
     obsp: Object.keys(t.obsp),
     layers: Object.keys(t.layers),
+    layer_entries: Object.entries(t.layers).map(([name, v]) => {
+      const info = matrixInfo(v);
+      return { name, kind: info.format, dtype: info.dtype };
+    }),
     uns: Object.keys(t.uns.entries),
     has_x: t.X !== null,
     region,
