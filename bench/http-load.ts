@@ -5,6 +5,8 @@
  * latency (ms) and mean response bytes.
  *
  *   tsx bench/http-load.ts <base-url> <seconds> <concurrency> <path> [<path> …]
+ *
+ * A server that needs a token (one bound off loopback) gets it from `TESSERA_TOKEN`.
  */
 import { Agent, request } from "node:http";
 
@@ -16,6 +18,11 @@ if (!base || !secondsArg || !concArg || paths.length === 0) {
 const seconds = Number(secondsArg);
 const concurrency = Number(concArg);
 const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+const token = process.env.TESSERA_TOKEN?.trim();
+const headers: Record<string, string> = {
+  "accept-encoding": "identity",
+  ...(token ? { authorization: `Bearer ${token}` } : {}),
+};
 const latencies: number[] = [];
 let errors = 0;
 let bytes = 0;
@@ -24,7 +31,7 @@ let next = 0;
 function once(path: string): Promise<void> {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const req = request(`${base}${path}`, { agent, headers: { "accept-encoding": "identity" } }, (res) => {
+    const req = request(`${base}${path}`, { agent, headers }, (res) => {
       let n = 0;
       res.on("data", (c: Buffer) => {
         n += c.length;

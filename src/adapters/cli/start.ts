@@ -1,7 +1,8 @@
 /**
  * `tessera start` (what `npm start` runs): make sure the data dir holds a dataset (the generated
  * demo when it is empty), start the HTTP service on `TESSERA_HOST:TESSERA_PORT`, and open that
- * dataset as the first session so a client finds something to look at.
+ * dataset as the first session so a client finds something to look at. Off loopback the server
+ * needs a token: the printed URL carries it (`…/?token=…`).
  */
 
 import { ensureDemoDataset } from "../../sdk/demo/ensure.js";
@@ -20,6 +21,12 @@ export async function startCommand(): Promise<void> {
     `session ${session.id} (${session.name}): ${session.status}${session.summary().error ? ` — ${session.summary().error}` : ""}\n`,
   );
   process.stdout.write(`Tessera is serving ${config.dataDir} at ${server.url}/api (Ctrl-C stops)\n`);
+  if (server.token) {
+    process.stdout.write(`open ${server.openUrl}\n`);
+    process.stdout.write(
+      `API clients send Authorization: Bearer ${server.token} (the token ${config.token ? "is TESSERA_TOKEN" : "changes at every start unless TESSERA_TOKEN is set"})\n`,
+    );
+  }
   const stop = async (signal: string) => {
     process.stdout.write(`\n${signal}: shutting down (waiting for saves in progress)\n`);
     await server.close();

@@ -1,14 +1,16 @@
 /**
  * The fastify app factory: a thin HTTP layer over a `Service`. Every route parses its input, calls
  * the SDK and serialises the answer; this file only sets what all routes share: the error answer
- * (`{detail}` with the spec's status), gzip for JSON and Arrow (off the event loop, refusals
- * honoured) with `Vary: Accept-Encoding` on every such response, body limits, and the 404 answer.
+ * (`{detail}` with the spec's status), the guard (Host, Origin, token, no simple cross-site mutation:
+ * `guard.ts`), gzip for JSON and Arrow (off the event loop, refusals honoured) with
+ * `Vary: Accept-Encoding` on every such response, body limits, and the 404 answer.
  */
 import compress from "@fastify/compress";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Service } from "../../sdk/session/service.js";
 import { ARROW_STREAM } from "./arrow.js";
 import { handleError } from "./errors.js";
+import { type GuardOptions, guardPlugin } from "./guard.js";
 import { ROUTES } from "./routes/index.js";
 
 /** Options of `buildApp`. */
@@ -21,6 +23,8 @@ export interface HttpAppOptions {
   bodyLimit?: number;
   /** Interval of the event stream's `: keepalive` comment on an idle stream, ms (default 15 000). */
   sseKeepaliveMs?: number;
+  /** Who may drive the server (default: loopback Hosts and the server's own origin, no token). */
+  guard?: GuardOptions;
 }
 
 /** Response types that are gzip-encoded when the client allows it and always carry `Vary`. */
@@ -36,6 +40,8 @@ export async function buildApp(opts: HttpAppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false } },
   });
   app.setErrorHandler(handleError);
+  // First, so its hook runs before any other on every route, the 404 answer included.
+  await app.register(guardPlugin, opts.guard ?? { token: null, allowedHosts: [], allowedOrigins: [] });
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send({ detail: `no route ${request.method} ${request.url.split("?")[0]}` });
   });

@@ -1,13 +1,16 @@
 /**
  * What routes read off a request: the caller's client id and display name (headers
  * `X-Tessera-Client-Id`, `X-Tessera-Client-Name`), and the session a path names, checked against the
- * edit lock when the route mutates.
+ * edit lock when the route mutates. The client id is the caller's secret (it holds the lock); both
+ * headers are checked (charset, length) and a malformed one is a 400 naming the header.
  */
 import type { FastifyRequest } from "fastify";
+import { BadRequestError } from "../../sdk/session/errors.js";
+import { clientIdProblem, clientNameProblem } from "../../sdk/session/presence.js";
 import type { Service } from "../../sdk/session/service.js";
 import type { Session } from "../../sdk/session/session.js";
 
-/** Header carrying the client-minted uuid that identifies a lock holder. */
+/** Header carrying the client-minted secret id (a uuid) that identifies a lock holder. */
 export const CLIENT_ID_HEADER = "x-tessera-client-id";
 /** Optional header carrying the caller's display name (shown to other viewers as the lock holder). */
 export const CLIENT_NAME_HEADER = "x-tessera-client-name";
@@ -18,14 +21,20 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return s?.trim() ? s.trim() : undefined;
 }
 
-/** The caller's client id, or undefined (CLI, scripts, test harnesses). */
+/** The caller's client id, or undefined (CLI, scripts, test harnesses); 400 when malformed. */
 export function clientId(req: FastifyRequest): string | undefined {
-  return header(req, CLIENT_ID_HEADER);
+  const id = header(req, CLIENT_ID_HEADER);
+  const problem = id === undefined ? null : clientIdProblem(id, "the X-Tessera-Client-Id header");
+  if (problem) throw new BadRequestError(problem);
+  return id;
 }
 
-/** The caller's display name, or undefined. */
+/** The caller's display name, or undefined; 400 when malformed. */
 export function clientName(req: FastifyRequest): string | undefined {
-  return header(req, CLIENT_NAME_HEADER);
+  const name = header(req, CLIENT_NAME_HEADER);
+  const problem = name === undefined ? null : clientNameProblem(name, "the X-Tessera-Client-Name header");
+  if (problem) throw new BadRequestError(problem);
+  return name;
 }
 
 /** The session named by the route (404 when unknown). Read routes are never gated. */

@@ -16,6 +16,15 @@ export interface ServiceConfig {
   readonly port: number;
   /** TESSERA_HOST: the address the HTTP server binds (default 127.0.0.1: the API has no accounts). */
   readonly host: string;
+  /**
+   * `TESSERA_TOKEN`: the token every HTTP request must carry. Unset: none on a loopback bind, a random
+   * one minted at start on any other bind.
+   */
+  readonly token: string | null;
+  /** `TESSERA_ALLOWED_HOSTS`: comma-separated host names accepted in `Host` besides loopback ones. */
+  readonly allowedHosts: string[];
+  /** `TESSERA_ALLOWED_ORIGINS`: comma-separated origins (embedding pages) allowed to call the API. */
+  readonly allowedOrigins: string[];
   /** `TESSERA_WORK_DIR`: working set (unpacked archives, raster caches); default `<tmp>/tessera-work`. */
   readonly workDir: string;
   /** `TESSERA_WORK_DIR_IN_RAM`: the working dir is RAM-backed and counts in admission (default false). */
@@ -160,6 +169,9 @@ export function readConfig(env: Env = process.env): ServiceConfig {
     dataDir: resolve(raw("TESSERA_DATA_DIR") ?? "./.tessera-data"),
     port: num("TESSERA_PORT", 8000, { integer: true, min: 0 }),
     host: raw("TESSERA_HOST") ?? "127.0.0.1",
+    token: raw("TESSERA_TOKEN") ?? null,
+    allowedHosts: list(raw("TESSERA_ALLOWED_HOSTS")),
+    allowedOrigins: list(raw("TESSERA_ALLOWED_ORIGINS")),
     workDir: resolve(raw("TESSERA_WORK_DIR") ?? join(tmpdir(), "tessera-work")),
     workDirInRam: bool("TESSERA_WORK_DIR_IN_RAM", false),
     workTmpfsPct: num("TESSERA_WORK_TMPFS_PCT", 85, { min: 0 }),
@@ -194,6 +206,14 @@ export function readConfig(env: Env = process.env): ServiceConfig {
       : null,
     recipesDir: resolve(raw("TESSERA_RECIPES_DIR") ?? PACKAGE_RECIPES_DIR),
   };
+}
+
+/** A comma-separated list variable as its non-blank items. */
+function list(v: string | undefined): string[] {
+  return (v ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** Whether upload to the data platform is enabled (all three platform variables set). */

@@ -8,12 +8,59 @@
  * lock is held it is refused with 423. Callers without a client id (CLI, scripts) write freely while
  * nobody holds the lock. `presence.updated` is emitted only when the picture changes.
  *
+ * The client id is a secret: whoever presents it acts as that client (holds its locks, releases
+ * them). It is never shown to anyone: every view (the PresenceView, its events, the lock holder,
+ * fallback names) carries the client's public id instead, the first 16 hex digits of the SHA-256 of
+ * its client id, which cannot be turned back into the id.
+ *
  * Everything is in process memory; nothing survives a restart, by design (no accounts).
  */
+import { createHash } from "node:crypto";
 import { BadRequestError, ForbiddenError, LockConflictError, LockedError } from "./errors.js";
+
+/** Client ids: 8–128 characters of `A–Z a–z 0–9 _ -` (a uuid fits). */
+export const CLIENT_ID_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
+/** Longest display name, in characters (code points). */
+export const MAX_CLIENT_NAME = 64;
+/** Characters a display name may not hold: controls, lone surrogates, bidirectional overrides. */
+const NAME_FORBIDDEN = /[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u;
+
+/** Why `id` is not a valid client id (`what` names where it came from), or null when it is. */
+export function clientIdProblem(id: unknown, what = "client id"): string | null {
+  if (typeof id !== "string") return `${what} must be a string`;
+  if (CLIENT_ID_PATTERN.test(id)) return null;
+  const n = id.length;
+  if (n < 8 || n > 128) return `${what} must be 8 to 128 characters long, got ${n}`;
+  return `${what} may hold only the characters A-Z, a-z, 0-9, _ and -`;
+}
+
+/** Why `name` is not a valid display name (`what` names where it came from), or null when it is. */
+export function clientNameProblem(name: unknown, what = "name"): string | null {
+  if (typeof name !== "string") return `${what} must be a string`;
+  const n = [...name].length;
+  if (n > MAX_CLIENT_NAME) return `${what} must be at most ${MAX_CLIENT_NAME} characters long, got ${n}`;
+  if (NAME_FORBIDDEN.test(name)) return `${what} may not hold control or bidirectional-override characters`;
+  return null;
+}
+
+/** The public id of a client: the first 16 hex digits of SHA-256(client id), safe to show others. */
+export function publicClientId(clientId: string): string {
+  return createHash("sha256").update(clientId, "utf8").digest("hex").slice(0, 16);
+}
+
+function checkClientId(id: unknown, what?: string): asserts id is string {
+  const problem = clientIdProblem(id, what);
+  if (problem) throw new BadRequestError(problem);
+}
+
+function checkName(name: unknown, what?: string): void {
+  const problem = clientNameProblem(name, what);
+  if (problem) throw new BadRequestError(problem);
+}
 
 /** One session's entry of the PresenceView. */
 export interface SessionPresence {
+  /** The holder: `client_id` is its public id (never the secret client id), `name` its display name. */
   lock: { client_id: string; name: string } | null;
   viewers: string[];
 }
@@ -45,7 +92,10 @@ export interface PresenceOptions {
 }
 
 interface Client {
+  /** The secret client id. */
   id: string;
+  /** Its public id (`publicClientId`). */
+  pub: string;
   name: string;
   sessionId: string | null;
   lastSeen: number;
@@ -53,16 +103,16 @@ interface Client {
   agent: boolean;
 }
 
-/** A fallback display name for a client that never sent one. */
-function anonymousName(clientId: string): string {
-  return `viewer ${clientId.slice(0, 8)}`;
+/** A fallback display name for a client that never sent one (from its public id, never the secret). */
+function anonymousName(publicId: string): string {
+  return `viewer ${publicId.slice(0, 8)}`;
 }
 
 /** Presence registry and edit locks (see the module comment). */
 export class Presence {
   private readonly opts: PresenceOptions;
   private readonly clients = new Map<string, Client>();
-  /** session id → client id holding its lock. */
+  /** session id → (secret) client id holding its lock. */
   private readonly locks = new Map<string, string>();
   private lastView = "";
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -95,17 +145,18 @@ export class Presence {
    * session whose lock is free takes the lock; leaving a session releases the lock held on it.
    */
   heartbeat(beat: Heartbeat, opts: { agent?: boolean } = {}): PresenceView {
-    if (typeof beat.client_id !== "string" || beat.client_id.trim() === "")
-      throw new BadRequestError("presence: client_id must be a non-empty string");
-    if (typeof beat.name !== "string") throw new BadRequestError("presence: name must be a string");
+    checkClientId(beat.client_id, "presence: client_id");
+    checkName(beat.name, "presence: name");
     if (beat.session_id !== null && beat.session_id !== undefined && typeof beat.session_id !== "string")
       throw new BadRequestError("presence: session_id must be a string or null");
     this.sweep(false);
     const target = beat.session_id && this.opts.sessionExists(beat.session_id) ? beat.session_id : null;
     const prev = this.clients.get(beat.client_id);
-    const name = beat.name.trim() || prev?.name || anonymousName(beat.client_id);
+    const pub = prev?.pub ?? publicClientId(beat.client_id);
+    const name = beat.name.trim() || prev?.name || anonymousName(pub);
     const client: Client = {
       id: beat.client_id,
+      pub,
       name,
       sessionId: target,
       lastSeen: this.now(),
@@ -121,6 +172,8 @@ export class Presence {
   /** Take the lock of `sessionId` for `clientId` (`POST /lock`): 400 without an id, 409 if held by another. */
   takeLock(sessionId: string, clientId: string | undefined, name?: string): void {
     if (!clientId) throw new BadRequestError("taking a lock needs the X-Tessera-Client-Id header");
+    checkClientId(clientId);
+    if (name !== undefined) checkName(name);
     this.sweep(false);
     const holder = this.locks.get(sessionId);
     if (holder && holder !== clientId)
@@ -151,6 +204,8 @@ export class Presence {
     const holder = this.locks.get(sessionId);
     if (holder && holder !== clientId) throw new LockedError(this.nameOf(holder));
     if (!clientId) return;
+    checkClientId(clientId);
+    if (name !== undefined) checkName(name);
     this.touch(clientId, name);
     if (!holder) {
       this.locks.set(sessionId, clientId);
@@ -158,10 +213,18 @@ export class Presence {
     }
   }
 
-  /** The holder of a session's lock, or null. */
+  /** The holder of a session's lock as others see it (public id and name), or null. */
   lockOf(sessionId: string): { client_id: string; name: string } | null {
     const holder = this.locks.get(sessionId);
-    return holder ? { client_id: holder, name: this.nameOf(holder) } : null;
+    return holder ? { client_id: this.publicOf(holder), name: this.nameOf(holder) } : null;
+  }
+
+  /**
+   * The secret client id holding a session's lock, or null. Only for handing the lock on inside the
+   * service (a subset's child takes its parent's holder); never show it to a client.
+   */
+  lockHolder(sessionId: string): string | null {
+    return this.locks.get(sessionId) ?? null;
   }
 
   /** Forget a session (closed or removed): its lock and its viewers' attachment. */
@@ -179,7 +242,8 @@ export class Presence {
       return sessions[id];
     };
     for (const c of this.clients.values()) if (c.sessionId) entry(c.sessionId).viewers.push(c.name);
-    for (const [sid, cid] of this.locks) entry(sid).lock = { client_id: cid, name: this.nameOf(cid) };
+    for (const [sid, cid] of this.locks)
+      entry(sid).lock = { client_id: this.publicOf(cid), name: this.nameOf(cid) };
     for (const s of Object.values(sessions)) s.viewers.sort();
     return { sessions: Object.fromEntries(Object.entries(sessions).sort(([a], [b]) => a.localeCompare(b))) };
   }
@@ -207,9 +271,11 @@ export class Presence {
       if (name?.trim()) c.name = name.trim();
       return;
     }
+    const pub = publicClientId(clientId);
     this.clients.set(clientId, {
       id: clientId,
-      name: name?.trim() || anonymousName(clientId),
+      pub,
+      name: name?.trim() || anonymousName(pub),
       sessionId: null,
       lastSeen: this.now(),
       agent: false,
@@ -221,7 +287,11 @@ export class Presence {
   }
 
   private nameOf(clientId: string): string {
-    return this.clients.get(clientId)?.name ?? anonymousName(clientId);
+    return this.clients.get(clientId)?.name ?? anonymousName(this.publicOf(clientId));
+  }
+
+  private publicOf(clientId: string): string {
+    return this.clients.get(clientId)?.pub ?? publicClientId(clientId);
   }
 
   /** Emit the view when it differs from the last one emitted. */

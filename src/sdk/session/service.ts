@@ -232,14 +232,16 @@ export class Service {
       const childId = (out.result as { child_id?: string } | undefined)?.child_id;
       // A parent deleted meanwhile was already removed (reason `closed`).
       if (out.status !== "completed" || !childId || this.sessionMap.get(parentId) !== parent) return;
-      const lock = this.presence.lockOf(parentId);
+      const holder = this.presence.lockHolder(parentId);
       this.retiredJobs.set(parentId, new Map([[ticket.job_id, parent.job(ticket.job_id)]]));
       while (this.retiredJobs.size > 64) this.retiredJobs.delete(this.retiredJobs.keys().next().value!);
       this.sessionMap.delete(parentId);
       this.presence.dropSession(parentId);
       await parent.close();
       this.bus.emit("session.removed", { session_id: parentId, reason: "subset", child_id: childId });
-      if (lock && this.sessionMap.has(childId)) this.presence.takeLock(childId, lock.client_id, lock.name);
+      // Unless another client took the child meanwhile (takeLock would throw 409 in this detached chain).
+      if (holder && this.sessionMap.has(childId) && !this.presence.lockHolder(childId))
+        this.presence.takeLock(childId, holder);
     });
     return ticket;
   }

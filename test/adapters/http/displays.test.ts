@@ -155,7 +155,7 @@ describe("the edit lock", () => {
         ["POST", `/api/sessions/${sid}/displays`],
         ["PUT", `/api/sessions/${sid}/displays/locked-1`],
       ] as const) {
-        const r = await t.api(path, { method, json: spatial, clientId: "bob-id", clientName: "Bob" });
+        const r = await t.api(path, { method, json: spatial, clientId: "bob-id-client", clientName: "Bob" });
         expect(r.status).toBe(423);
         expect(await r.json()).toEqual({ detail: "session is locked by Alice Smith" });
         // Without a client id the caller writes only while nobody holds the lock.
@@ -170,9 +170,9 @@ describe("the edit lock", () => {
     const r = await t.api(`/api/sessions/${sid}/displays`, {
       method: "POST",
       json: spatial,
-      clientId: "bob-id",
+      clientId: "bob-id-client",
     });
     expect(r.status).toBe(200);
-    await t.api(`/api/sessions/${sid}/lock`, { method: "DELETE", clientId: "bob-id" });
+    await t.api(`/api/sessions/${sid}/lock`, { method: "DELETE", clientId: "bob-id-client" });
   });
 });

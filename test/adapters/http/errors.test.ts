@@ -32,7 +32,7 @@ describe("malformed requests", () => {
     expect(await detail(r)).toMatch(/JSON/i);
   });
 
-  it("a body of an unsupported type is a 415; plain text where an object is expected is a 400", async () => {
+  it("a body of a type other than JSON is a 415, plain text included (no form or text/plain post mutates)", async () => {
     const r = await t.api(`/api/sessions/${sid}/jobs`, {
       method: "POST",
       headers: { "content-type": "application/xml" },
@@ -45,7 +45,7 @@ describe("malformed requests", () => {
       headers: { "content-type": "text/plain" },
       body: "namespace=custom",
     });
-    expect(r2.status).toBe(400);
+    expect(r2.status).toBe(415);
     await detail(r2);
   });
 

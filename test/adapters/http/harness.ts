@@ -7,6 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Table, tableFromIPC } from "apache-arrow";
+import type { GuardOptions } from "../../../src/adapters/http/guard.js";
 import { type RunningServer, startServer } from "../../../src/adapters/http/server.js";
 import { generateDemo } from "../../../src/sdk/demo/generate.js";
 import { writeCheckpointNamed } from "../../../src/sdk/io/checkpoint/write.js";
@@ -20,7 +21,10 @@ export interface TestServer {
   readonly dataDir: string;
   /** Absolute path of the demo checkpoint in the data dir. */
   readonly demo: string;
-  /** fetch relative to the base URL (`api("/api/sessions")`). */
+  /**
+   * fetch relative to the base URL (`api("/api/sessions")`). Like any script it sends
+   * `X-Tessera-Client` (body-less mutating requests need it) and, when the server has a token, the token.
+   */
   api(
     path: string,
     init?: RequestInit & { json?: unknown; clientId?: string; clientName?: string },
@@ -41,6 +45,8 @@ export interface TestServerOptions {
   config?: Partial<ServiceConfig>;
   /** Plugins (default tessera, testkit and scanpy). */
   plugins?: string[];
+  /** Guard overrides (token, allowed hosts and origins); the server still listens on 127.0.0.1. */
+  guard?: Partial<GuardOptions>;
 }
 
 /** Start a server on a fresh data dir with a small demo checkpoint in it. */
@@ -62,6 +68,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
     port: 0,
     host: "127.0.0.1",
+    ...(opts.guard ? { guard: opts.guard } : {}),
   });
   const url = server.url;
   const api: TestServer["api"] = (path, init = {}) => {
@@ -71,6 +78,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       headers.set("content-type", "application/json");
       rest.body = JSON.stringify(json);
     }
+    if (!headers.has("x-tessera-client")) headers.set("x-tessera-client", "test-harness");
+    if (server.token && !headers.has("authorization")) headers.set("authorization", `Bearer ${server.token}`);
     if (clientId) headers.set("x-tessera-client-id", clientId);
     if (clientName) headers.set("x-tessera-client-name", clientName);
     return fetch(`${url}${path}`, { ...rest, headers });

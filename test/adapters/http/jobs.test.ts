@@ -308,7 +308,7 @@ describe("the edit lock on job routes", () => {
       ["DELETE", `${base}/history/${staged}`],
       ["POST", `${base}/plots/whatever/redraw`],
     ];
-    for (const who of [{ clientId: "bob-id", clientName: "Bob" }, {}]) {
+    for (const who of [{ clientId: "bob-id-client", clientName: "Bob" }, {}]) {
       for (const [method, path, json] of routes) {
         const r = await t.api(path, { method, ...(json !== undefined ? { json } : {}), ...who });
         expect(r.status, `${method} ${path} as ${JSON.stringify(who)}`).toBe(423);
@@ -316,7 +316,7 @@ describe("the edit lock on job routes", () => {
       }
     }
     for (const path of [`${base}/jobs/${queued}`, `${base}/jobs/${queued}/log`])
-      expect((await t.api(path, { clientId: "bob-id" })).status).toBe(200);
+      expect((await t.api(path, { clientId: "bob-id-client" })).status).toBe(200);
     // The holder itself may mutate.
     const mine = await post(`${base}/jobs`, job("custom", "noop"), alice);
     expect(mine.status).toBe(200);

@@ -107,7 +107,7 @@ describe("POST /points-transform", () => {
       (
         await t.api(`/api/sessions/${s.id}/lock`, {
           method: "POST",
-          clientId: "holder",
+          clientId: "holder-client",
           clientName: "Holder Person",
         })
       ).status,
@@ -117,9 +117,9 @@ describe("POST /points-transform", () => {
     expect(await r.json()).toEqual({ detail: "session is locked by Holder Person" });
     const anon = await post(s.id, { affine: [1, 0, 5, 0, 1, 5] });
     expect(anon.status).toBe(423);
-    expect((await t.api(`/api/sessions/${s.id}/lock`, { method: "DELETE", clientId: "holder" })).status).toBe(
-      200,
-    );
+    expect(
+      (await t.api(`/api/sessions/${s.id}/lock`, { method: "DELETE", clientId: "holder-client" })).status,
+    ).toBe(200);
   });
 
   it("sets the affine, moves the other elements on the canvas, bumps data_versions and writes a new checkpoint", async () => {

@@ -46,9 +46,10 @@ describe("recipe preflight and run", () => {
   it("preflight says what a recipe produces, leaves unresolved, or cannot find; never gated", async () => {
     const id = await t.openDemo();
     expect(
-      (await t.api(`/api/sessions/${id}/lock`, { method: "POST", clientId: "a", clientName: "A" })).status,
+      (await t.api(`/api/sessions/${id}/lock`, { method: "POST", clientId: "a-client", clientName: "A" }))
+        .status,
     ).toBe(200);
-    const r = await post(`/api/sessions/${id}/recipe/preflight`, annotate, { clientId: "b" });
+    const r = await post(`/api/sessions/${id}/recipe/preflight`, annotate, { clientId: "b-client" });
     expect(r.status).toBe(200);
     const pf = await r.json();
     expect(pf.unresolved).toEqual([]);
@@ -75,7 +76,9 @@ describe("recipe preflight and run", () => {
     expect(o.unresolved).toEqual(["col"]);
     expect(o.unknown_functions).toEqual(["custom.nonesuch"]);
     expect(history(id)).toEqual([]);
-    expect((await t.api(`/api/sessions/${id}/lock`, { method: "DELETE", clientId: "a" })).status).toBe(200);
+    expect((await t.api(`/api/sessions/${id}/lock`, { method: "DELETE", clientId: "a-client" })).status).toBe(
+      200,
+    );
   });
 
   it("runs a recipe: every step queued, with values substituted; GET /recipe gives the steps back", async () => {
@@ -177,15 +180,19 @@ describe("recipe preflight and run", () => {
 
   it("recipe run is lock-gated (423); preflight and export are not", async () => {
     const id = await t.openDemo();
-    await t.api(`/api/sessions/${id}/lock`, { method: "POST", clientId: "alice", clientName: "Alice" });
-    const r = await post(`/api/sessions/${id}/recipe/run`, annotate, { clientId: "bob" });
+    await t.api(`/api/sessions/${id}/lock`, {
+      method: "POST",
+      clientId: "alice-client",
+      clientName: "Alice",
+    });
+    const r = await post(`/api/sessions/${id}/recipe/run`, annotate, { clientId: "bob-client" });
     expect(r.status).toBe(423);
     expect(await r.json()).toEqual({ detail: "session is locked by Alice" });
     expect((await post(`/api/sessions/${id}/recipe/run`, annotate)).status).toBe(423);
-    expect((await post(`/api/sessions/${id}/recipe/preflight`, annotate, { clientId: "bob" })).status).toBe(
-      200,
-    );
-    expect((await t.api(`/api/sessions/${id}/recipe`, { clientId: "bob" })).status).toBe(200);
+    expect(
+      (await post(`/api/sessions/${id}/recipe/preflight`, annotate, { clientId: "bob-client" })).status,
+    ).toBe(200);
+    expect((await t.api(`/api/sessions/${id}/recipe`, { clientId: "bob-client" })).status).toBe(200);
     expect(history(id)).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Categorical, DenseArray, StringArray } from "../../../src/sdk/data/arrays.js";
 import { loadMatrix } from "../../../src/sdk/data/lazy.js";
 import type { TesseraEvent } from "../../../src/sdk/events/types.js";
+import { publicClientId } from "../../../src/sdk/session/presence.js";
 import { startTestServer, type TestServer } from "./harness.js";
 
 let t: TestServer;
@@ -217,13 +218,16 @@ describe("POST /api/sessions/{id}/subset", () => {
     const parent = await t.openDemo();
     const lock = await t.api(`/api/sessions/${parent}/lock`, {
       method: "POST",
-      clientId: "carol",
+      clientId: "carol-client",
       clientName: "Carol",
     });
     expect(lock.status).toBe(200);
-    const { childId } = await subset(parent, { cell_indices: [1, 2, 3] }, { clientId: "carol" });
-    expect(t.server.service.presence.lockOf(childId)).toEqual({ client_id: "carol", name: "Carol" });
-    await t.api(`/api/sessions/${childId}/lock`, { method: "DELETE", clientId: "carol" });
+    const { childId } = await subset(parent, { cell_indices: [1, 2, 3] }, { clientId: "carol-client" });
+    expect(t.server.service.presence.lockOf(childId)).toEqual({
+      client_id: publicClientId("carol-client"),
+      name: "Carol",
+    });
+    await t.api(`/api/sessions/${childId}/lock`, { method: "DELETE", clientId: "carol-client" });
   });
 
   it("refuses bad requests with 400 before anything is queued", async () => {
@@ -284,11 +288,15 @@ describe("POST /api/sessions/{id}/subset", () => {
   it("answers 404 for an unknown session and 423 while another viewer holds the lock", async () => {
     expect((await post("nope", "subset", { cell_indices: [1] })).status).toBe(404);
     const id = await t.openDemo();
-    await t.api(`/api/sessions/${id}/lock`, { method: "POST", clientId: "dave", clientName: "Dave Jones" });
-    const r = await post(id, "subset", { cell_indices: [1] }, { clientId: "erin" });
+    await t.api(`/api/sessions/${id}/lock`, {
+      method: "POST",
+      clientId: "dave-client",
+      clientName: "Dave Jones",
+    });
+    const r = await post(id, "subset", { cell_indices: [1] }, { clientId: "erin-client" });
     expect(r.status).toBe(423);
     expect(await r.json()).toEqual({ detail: "session is locked by Dave Jones" });
-    await t.api(`/api/sessions/${id}/lock`, { method: "DELETE", clientId: "dave" });
+    await t.api(`/api/sessions/${id}/lock`, { method: "DELETE", clientId: "dave-client" });
   });
 });
 
@@ -390,15 +398,15 @@ describe("POST /api/sessions/{id}/annotate", () => {
     expect(
       (await post("nope", "annotate", { cell_indices: [1], region_set: "r", category: "c" })).status,
     ).toBe(404);
-    await t.api(`/api/sessions/${id}/lock`, { method: "POST", clientId: "fay", clientName: "Fay" });
+    await t.api(`/api/sessions/${id}/lock`, { method: "POST", clientId: "fay-client", clientName: "Fay" });
     const r = await post(
       id,
       "annotate",
       { cell_indices: [1], region_set: "r", category: "c" },
-      { clientId: "gus" },
+      { clientId: "gus-client" },
     );
     expect(r.status).toBe(423);
     expect(await r.json()).toEqual({ detail: "session is locked by Fay" });
-    await t.api(`/api/sessions/${id}/lock`, { method: "DELETE", clientId: "fay" });
+    await t.api(`/api/sessions/${id}/lock`, { method: "DELETE", clientId: "fay-client" });
   });
 });

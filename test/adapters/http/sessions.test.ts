@@ -346,14 +346,14 @@ describe("DELETE /api/sessions/{id}", () => {
 
   it("is lock-gated: 423 while another viewer holds the lock, 200 for the holder", async () => {
     const id = await t.openDemo();
-    t.server.service.presence.takeLock(id, "other", "other name");
-    for (const clientId of [undefined, "me"]) {
+    t.server.service.presence.takeLock(id, "other-client", "other name");
+    for (const clientId of [undefined, "me-client"]) {
       const r = await del(id, clientId ? { clientId } : {});
       expect(r.status).toBe(423);
       expect(await r.json()).toEqual({ detail: "session is locked by other name" });
     }
     expect(t.server.service.list().map((x) => x.id)).toContain(id);
-    const ok = await del(id, { clientId: "other" });
+    const ok = await del(id, { clientId: "other-client" });
     expect(ok.status).toBe(200);
   });
 

@@ -279,21 +279,21 @@ describe("shape annotations", () => {
 
   it("answers 423 on every edit while another viewer holds the lock; reading stays open", async () => {
     const [first] = await list();
-    await t.api(`/api/sessions/${sid}/lock`, { method: "POST", clientId: "hal", clientName: "Hal" });
+    await t.api(`/api/sessions/${sid}/lock`, { method: "POST", clientId: "hal-client", clientName: "Hal" });
     try {
       for (const [method, path, json] of [
         ["POST", base(), kinds.line],
         ["PUT", `${base()}/${first!.id}`, kinds.line],
         ["DELETE", `${base()}/${first!.id}`, undefined],
       ] as const) {
-        const r = await t.api(path, { method, clientId: "ida", ...(json ? { json } : {}) });
+        const r = await t.api(path, { method, clientId: "ida-client", ...(json ? { json } : {}) });
         expect(r.status, method).toBe(423);
         expect(await r.json()).toEqual({ detail: "session is locked by Hal" });
       }
-      const read = await t.api(base(), { clientId: "ida" });
+      const read = await t.api(base(), { clientId: "ida-client" });
       expect(read.status).toBe(200);
     } finally {
-      await t.api(`/api/sessions/${sid}/lock`, { method: "DELETE", clientId: "hal" });
+      await t.api(`/api/sessions/${sid}/lock`, { method: "DELETE", clientId: "hal-client" });
     }
   });
 

@@ -1,9 +1,9 @@
 /**
  * Routes: presence and the edit lock (spec "Presence and lock", "Authentication" 3–5). The heartbeat
  * registers, renames and moves a viewer; the lock routes take and release a session's lock
- * explicitly. All rules live in the SDK's `Presence`.
+ * explicitly. All rules live in the SDK's `Presence`; answers show a holder by its public id only.
  */
-import type { Heartbeat } from "../../../sdk/session/presence.js";
+import { type Heartbeat, MAX_CLIENT_NAME } from "../../../sdk/session/presence.js";
 import type { RouteModule } from "../deps.js";
 import { clientId, clientName, readSession } from "../request.js";
 
@@ -12,9 +12,10 @@ const HEARTBEAT_BODY = {
   required: ["client_id"],
   additionalProperties: false,
   properties: {
-    client_id: { type: "string", minLength: 1, maxLength: 200 },
-    name: { type: "string", maxLength: 200 },
-    session_id: { type: ["string", "null"] },
+    // The SDK's Presence checks the same rules (charset, control characters) with its own messages.
+    client_id: { type: "string", minLength: 8, maxLength: 128, pattern: "^[A-Za-z0-9_-]+$" },
+    name: { type: "string", maxLength: MAX_CLIENT_NAME },
+    session_id: { type: ["string", "null"], maxLength: 200 },
   },
 } as const;
 
