@@ -7,9 +7,7 @@ import { mkdtemp, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import * as zarr from "zarrita";
-import { loadMatrix } from "../../data/lazy.js";
 import type { SpatialData } from "../../data/spatialdata.js";
-import { toCsc } from "../../math/sparse.js";
 import { writeSpatialData } from "../spatialdata/write.js";
 import { FsStore } from "../store/fs-store.js";
 import type { ListableWritableStore } from "../store/types.js";
@@ -21,6 +19,7 @@ import { type AppState, emptyAppState } from "./app-state.js";
 import { buildSidecar } from "./build-sidecar.js";
 import { APP_STATE_PATH, FIGURES_PATH, SIDECAR_ATTR, type SidecarFigure, X_MIRROR_PATH } from "./sidecar.js";
 import { validateAppState, validateSidecar } from "./validate.js";
+import { writeXMirror } from "./x-mirror.js";
 
 /** A drawn plot's figure in one format. */
 export interface FigureFile {
@@ -47,63 +46,26 @@ export interface WriteCheckpointOptions {
   signal?: AbortSignal;
 }
 
-/**
- * Non-zeros per chunk of the mirror: about two genes' worth, so one gene reads one or two chunks, kept
- * between 16 Ki (small tables: few bytes per gene read) and 256 Ki (big tables: not too many files).
- */
-export function mirrorChunk(nnz: number, nVars: number): number {
-  const perGene = nnz / Math.max(1, nVars);
-  const target = 2 ** Math.ceil(Math.log2(Math.max(1, 2 * perGene)));
-  return Math.min(262_144, Math.max(16_384, target));
-}
-
 /** A dataset name from a path: the file or folder name without its format extensions. */
 export function datasetName(path: string): string {
   const base = basename(path.replace(/[\\/]+$/, ""));
   return base.replace(/(\.sdata)?(\.ome)?\.(zarr\.zip|zarr|zip|h5ad|tiff?|companion\.ome)$/i, "") || "data";
 }
 
-/**
- * Compressor of the mirror's chunks: gzip, which every reader of a gene has natively (Node's zlib,
- * decoding on its thread pool so the server keeps answering meanwhile; the browser's
- * DecompressionStream). zstd through WebAssembly decoded no faster (46 against 42 ms for one gene of
- * a million cells), blocked the event loop while it did, and made a larger file (512 against 470 MB
- * on the 1M-cell benchmark).
- */
-const MIRROR_COMPRESSOR = { name: "gzip", configuration: { level: 1 } } as const;
-
-/** Write the column-major copy of each table's X under `viewer/X_csc/<table>`. */
+/** Write the column-major copy of each table's X under `viewer/X_csc/<table>`, streaming (see x-mirror.ts). */
 async function writeXMirrors(
   sd: SpatialData,
   store: ListableWritableStore,
   signal?: AbortSignal,
 ): Promise<void> {
+  const tables = Object.entries(sd.tables).filter(([, t]) => t.X);
+  if (tables.length === 0) return;
   const root = zarr.root(store);
-  let groupMade = false;
-  for (const [name, table] of Object.entries(sd.tables).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (!table.X) continue;
+  // zarr v3 has no implicit groups: `viewer/X_csc` needs its own zarr.json for strict readers.
+  await zarr.create(root.resolve(X_MIRROR_PATH), { attributes: {} });
+  for (const [name, table] of tables.sort(([a], [b]) => (a < b ? -1 : 1))) {
     signal?.throwIfAborted();
-    const m = await loadMatrix(table.X);
-    const csc = toCsc(m);
-    if (!groupMade) {
-      // zarr v3 has no implicit groups: `viewer/X_csc` needs its own zarr.json for strict readers.
-      await zarr.create(root.resolve(X_MIRROR_PATH), { attributes: {} });
-      groupMade = true;
-    }
-    const loc = root.resolve(`${X_MIRROR_PATH}/${name}`);
-    await zarr.create(loc, {
-      attributes: { "encoding-type": "csc_matrix", "encoding-version": "0.1.0", shape: [...csc.shape] },
-    });
-    const nnz = csc.data.length;
-    const indptr = BigInt64Array.from(csc.indptr as ArrayLike<number>, (v) => BigInt(v));
-    await writeZarrArray(loc.resolve("indptr"), { dtype: "int64", shape: [indptr.length], data: indptr });
-    const indices = csc.indices instanceof Int32Array ? csc.indices : Int32Array.from(csc.indices);
-    const data =
-      csc.data instanceof Float32Array ? csc.data : Float32Array.from(csc.data as ArrayLike<number>, Number);
-    const chunk = [Math.max(1, Math.min(mirrorChunk(nnz, csc.shape[1]), nnz))];
-    const opts = { chunkShape: chunk, compressor: MIRROR_COMPRESSOR };
-    await writeZarrArray(loc.resolve("indices"), { dtype: "int32", shape: [nnz], data: indices }, opts);
-    await writeZarrArray(loc.resolve("data"), { dtype: "float32", shape: [nnz], data }, opts);
+    await writeXMirror(root.resolve(`${X_MIRROR_PATH}/${name}`), table.X!, signal ? { signal } : {});
   }
 }
 

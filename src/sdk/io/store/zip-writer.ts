@@ -57,6 +57,28 @@ const HIGH_WATER = 16 * 1024 * 1024;
 /** yazl's `addBuffer` limit; larger entries are streamed in slices. */
 const MAX_BUFFER = 0x3fffffff;
 
+/** The part of yazl's internal entry record that {@link releaseWrittenEntries} touches (yazl 3.3.1, pinned). */
+interface YazlEntry {
+  state: number;
+  doFileDataPump: (() => void) | null;
+}
+/** yazl's `Entry.FILE_DATA_DONE`: the entry's bytes have gone to the output stream. */
+const YAZL_FILE_DATA_DONE = 3;
+
+/**
+ * yazl keeps every entry record until the central directory is written, and each buffered entry's pump
+ * closure holds its bytes: a 1.4 GB checkpoint held 1.4 GB until the end. Once an entry's data is out, yazl never
+ * calls its pump again, so dropping the closure frees the bytes. Returns the entries still in flight.
+ */
+function releaseWrittenEntries(pending: YazlEntry[]): YazlEntry[] {
+  const left: YazlEntry[] = [];
+  for (const e of pending) {
+    if (e.state >= YAZL_FILE_DATA_DONE) e.doFileDataPump = null;
+    else left.push(e);
+  }
+  return left;
+}
+
 function rank(name: string): number {
   if (name === "zarr.json") return 0;
   const base = name.slice(name.lastIndexOf("/") + 1);
@@ -181,9 +203,12 @@ export async function writeZip(
   })();
   consumer.catch(() => {});
 
+  const yazlEntries = (zip as unknown as { entries: YazlEntry[] }).entries;
+  let inFlight: YazlEntry[] = [];
   try {
     for (const e of ordered) {
       if (failure) break;
+      inFlight = releaseWrittenEntries(inFlight);
       const data = typeof e.data === "function" ? await e.data() : e.data;
       if (failure) break;
       if (!(data instanceof Uint8Array)) {
@@ -200,6 +225,7 @@ export async function writeZip(
           cb(null, Readable.from(slices())),
         );
       }
+      inFlight.push(yazlEntries[yazlEntries.length - 1]!);
       queued += buf.length + 30 + Buffer.byteLength(e.name);
       while (!failure && queued - written > HIGH_WATER)
         await new Promise<void>((r) => {
