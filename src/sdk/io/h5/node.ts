@@ -9,7 +9,8 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import type { Dataset, Entity, Group, File as H5File, Metadata } from "h5wasm";
 import { allocArray, type DType, sizeOfShape, type TypedArray } from "../../data/arrays.js";
 import { type AnnNode, joinPath, type NodeData, type NodeDtype } from "../anndata/node.js";
-import { type H5Wasm, loadH5wasm } from "./h5wasm.js";
+import { type FilterSupport, filterError, unreadableFilter } from "./filters.js";
+import { filterSupport, type H5Wasm, loadH5wasm } from "./h5wasm.js";
 
 /** Elements per slice when reading a big dataset (32 MiB of float32). */
 const BLOCK_ELEMENTS = 8 * 1024 * 1024;
@@ -75,6 +76,8 @@ export function checkHdf5File(filePath: string): void {
 class H5Tree {
   file: H5File | null = null;
   private readonly stamp: string;
+  /** The filters h5wasm can decode, checked before each read (a read through a missing one returns junk). */
+  readonly filters: FilterSupport = filterSupport();
   constructor(
     readonly h5: H5Wasm,
     readonly filePath: string,
@@ -241,7 +244,12 @@ class H5Node implements AnnNode {
   async readRows(start: number, stop: number, whole = false): Promise<NodeData> {
     if (this.isGroup) throw new Error(`${this.where}: is a group, not an array`);
     try {
-      return this.tree.use((f) => this.readFrom(f.get(this.h5path) as Dataset, start, stop, whole));
+      return this.tree.use((f) => {
+        const ds = f.get(this.h5path) as Dataset;
+        const unreadable = unreadableFilter(ds.filters, this.tree.filters);
+        if (unreadable) throw filterError(this.where, unreadable, this.tree.filters);
+        return this.readFrom(ds, start, stop, whole);
+      });
     } catch (err) {
       const msg = (err as Error).message ?? String(err);
       if (msg.startsWith(this.tree.filePath)) throw err;
