@@ -1,7 +1,8 @@
 /**
  * EventBus: the one in-process event stream. Events get monotonic ids from 1 and are kept in a
- * fixed-size ring, so a client that reconnects (SSE `Last-Event-ID`) or polls (`?after=<id>`) gets
- * what it missed as long as the ring still holds it.
+ * ring bounded both in count and in bytes (the JSON size of each event), so a client that reconnects
+ * (SSE `Last-Event-ID`) or polls (`?after=<id>`) gets what it missed as long as the ring still holds
+ * it, and a burst of large events (jobs with 0.5 MiB names) cannot hold memory without limit.
  *
  * Delivery is synchronous and in id order for every subscriber: an event emitted from inside a
  * subscriber is queued and delivered after the current one has reached everybody, so no subscriber
@@ -17,6 +18,11 @@ export type EventListener = (e: TesseraEvent) => void;
 export interface EventBusOptions {
   /** Events kept for replay and polling (default 10 000). */
   readonly capacity?: number;
+  /**
+   * Bytes of event JSON kept for replay (default 16 MiB): the oldest events are dropped past it. The newest
+   * event is always kept, whatever its size.
+   */
+  readonly maxBytes?: number;
   /** Called when a subscriber throws (default: `console.error`). */
   readonly onListenerError?: (error: unknown, event: TesseraEvent) => void;
 }
@@ -31,8 +37,15 @@ export interface EventPage {
 export class EventBus {
   /** Ring capacity. */
   readonly capacity: number;
+  /** Bytes of event JSON the ring may hold. */
+  readonly maxBytes: number;
   private readonly ring: (TesseraEvent | undefined)[];
+  /** JSON size of the event in each ring slot. */
+  private readonly sizes: Float64Array;
   private last = 0;
+  /** Id of the oldest event held (`last + 1` when none). */
+  private first = 1;
+  private bytes = 0;
   /** Live subscribers with the id of the last event each was given (no duplicates, no reordering). */
   private readonly listeners = new Map<EventListener, { seen: number }>();
   private readonly pending: TesseraEvent[] = [];
@@ -44,8 +57,12 @@ export class EventBus {
     if (!Number.isInteger(capacity) || capacity < 1) {
       throw new Error(`EventBus: capacity must be a positive integer, got ${capacity}`);
     }
+    const maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
+    if (!(maxBytes > 0)) throw new Error(`EventBus: maxBytes must be positive, got ${maxBytes}`);
     this.capacity = capacity;
+    this.maxBytes = maxBytes;
     this.ring = new Array(capacity);
+    this.sizes = new Float64Array(capacity);
     this.onListenerError =
       opts.onListenerError ??
       ((error, event) =>
@@ -59,7 +76,12 @@ export class EventBus {
 
   /** Id of the oldest event the ring still holds (`lastId + 1` when empty). */
   get oldestId(): number {
-    return Math.max(1, this.last - this.capacity + 1);
+    return this.first;
+  }
+
+  /** Bytes of event JSON the ring holds now. */
+  get heldBytes(): number {
+    return this.bytes;
   }
 
   /**
@@ -68,7 +90,12 @@ export class EventBus {
    */
   emit<K extends string>(event: K, data: EventData<K>): TesseraEvent<EventData<K>> {
     const e: TesseraEvent<EventData<K>> = { id: ++this.last, event, data };
-    this.ring[(e.id - 1) % this.capacity] = e;
+    const slot = (e.id - 1) % this.capacity;
+    if (e.id - this.first >= this.capacity) this.evictOldest(); // the slot is the oldest's
+    this.ring[slot] = e;
+    this.sizes[slot] = JSON.stringify(e).length;
+    this.bytes += this.sizes[slot]!;
+    while (this.bytes > this.maxBytes && this.first < e.id) this.evictOldest();
     this.pending.push(e);
     this.drain();
     return e;
@@ -110,6 +137,14 @@ export class EventBus {
     return () => {
       this.listeners.delete(key);
     };
+  }
+
+  private evictOldest(): void {
+    const slot = (this.first - 1) % this.capacity;
+    this.bytes -= this.sizes[slot]!;
+    this.sizes[slot] = 0;
+    this.ring[slot] = undefined;
+    this.first++;
   }
 
   /** Number of live subscribers. */

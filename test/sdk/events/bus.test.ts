@@ -41,6 +41,25 @@ describe("EventBus", () => {
     expect(() => new EventBus({ capacity: 0 })).toThrow(/capacity/);
   });
 
+  it("keeps at most `maxBytes` of event JSON: large events push the oldest out, the newest always stays", () => {
+    const bus = new EventBus({ capacity: 100, maxBytes: 10_000 });
+    const big = (n: number) => ({ session_id: "s", job_id: `j${n}`, name: "x".repeat(3_000) });
+    for (let i = 1; i <= 10; i++) bus.emit("job.started", big(i));
+    // ~3 KB each: three fit in 10 KB.
+    expect(bus.oldestId).toBe(8);
+    expect(bus.since(0).events.map((e) => e.id)).toEqual([8, 9, 10]);
+    expect(bus.heldBytes).toBeLessThanOrEqual(10_000);
+    expect(bus.heldBytes).toBe(bus.since(0).events.reduce((n, e) => n + JSON.stringify(e).length, 0));
+    // A single event larger than the bound is still kept (alone), so live delivery and a resume of one work.
+    bus.emit("job.started", { session_id: "s", job_id: "huge", name: "y".repeat(20_000) });
+    expect(bus.since(0).events.map((e) => e.id)).toEqual([11]);
+    // Small events fill the ring again; the count bound still holds.
+    for (let i = 0; i < 150; i++) bus.emit("job.started", job(i));
+    expect(bus.since(0).events.length).toBe(100);
+    expect(bus.oldestId).toBe(bus.lastId - 99);
+    expect(() => new EventBus({ maxBytes: 0 })).toThrow(/maxBytes/);
+  });
+
   it("subscribe(): replays from a cursor, then delivers live events, until unsubscribed", () => {
     const bus = new EventBus();
     bus.emit("job.started", job(1));
