@@ -7,6 +7,7 @@
 
 import { ensureDemoDataset } from "../../sdk/demo/ensure.js";
 import { readConfig } from "../../sdk/session/config.js";
+import { isLoopbackBind } from "../http/guard.js";
 import { startServer } from "../http/server.js";
 
 /** Serve the API with the demo dataset open; stops on SIGINT/SIGTERM. */
@@ -23,6 +24,12 @@ export async function startCommand(): Promise<void> {
   process.stdout.write(`Tessera is serving ${config.dataDir} at ${server.url}/api (Ctrl-C stops)\n`);
   if (server.token) {
     process.stdout.write(`open ${server.openUrl}\n`);
+    // From other machines: the addresses and names the server answers to besides loopback.
+    const { port, search } = new URL(server.openUrl);
+    for (const h of server.guard.allowedHosts) {
+      const name = h.includes(":") && !h.startsWith("[") ? `[${h}]` : h;
+      if (h !== "*" && !isLoopbackBind(h)) process.stdout.write(`  or http://${name}:${port}/${search}\n`);
+    }
     process.stdout.write(
       `API clients send Authorization: Bearer ${server.token} (the token ${config.token ? "is TESSERA_TOKEN" : "changes at every start unless TESSERA_TOKEN is set"})\n`,
     );
