@@ -36,6 +36,7 @@ export default defineConfig({
     "sdk/index": "src/sdk/index.ts",
     cli: "src/adapters/cli/main.ts",
     "jobs/worker": "src/sdk/jobs/worker.ts",
+    "raster/build-worker": "src/sdk/raster/build-worker.ts",
     ...pluginEntries(),
   },
   format: ["esm"],

@@ -45,6 +45,9 @@ import { openZarr, type ZarrTree } from "../io/zarr/open.js";
 import type { OpContext, PlotResult } from "../jobs/operation.js";
 import { SerialQueue } from "../jobs/queue.js";
 import { Rng } from "../math/rng.js";
+import { type RenderedImage, type RenderOptions, rasterHubFor, type SessionRasters } from "../raster/hub.js";
+import type { ImageInfo } from "../raster/info.js";
+import type { ServedBytes, ServedRasterStore } from "../raster/served-store.js";
 import { type ExportRecipeOptions, exportRecipe } from "../recipes/export.js";
 import { type Recipe, stepKey } from "../recipes/model.js";
 import { type PreflightResult, preflight } from "../recipes/preflight.js";
@@ -205,6 +208,7 @@ export class Session {
   private isSaved = false;
   private storePath: string | null = null;
   private closed = false;
+  private rasterState: SessionRasters | null = null;
 
   private constructor(deps: SessionDeps, init: SessionInit, id: string) {
     this.deps = deps;
@@ -427,6 +431,51 @@ export class Session {
     const mem = this.figureBytes.get(plotId);
     if (mem) return mem[format] ?? null;
     return this.checkpoint ? readFigure(this.checkpoint, plotId, format) : null;
+  }
+
+  // ---------------------------------------------------------------- images
+
+  /** The session's rasters: served stores, info, tiles (made on first use). */
+  get rasters(): SessionRasters {
+    this.assertOpen();
+    this.rasterState ??= rasterHubFor(this.deps.config).forSession(this.id, {
+      data: () => this.committed,
+      activeTable: () => this.active,
+      display: (id) => this.app.displays.find((d) => d.id === id),
+      emit: (event, data) => this.emit(event, data),
+    });
+    return this.rasterState;
+  }
+
+  /** Image info of an image or labels element (its served store is built first when needed). */
+  imageInfo(element: string): Promise<ImageInfo> {
+    return this.rasters.info(element);
+  }
+
+  /** The served raster store of an image or labels element (rebuilt once when needed). */
+  rasterStore(element: string): Promise<ServedRasterStore> {
+    return this.rasters.store(element);
+  }
+
+  /** One key of an element's served raster store (`zarr.json`, a chunk key …), or null. */
+  rasterKey(element: string, key: string): Promise<ServedBytes | null> {
+    return this.rasters.raw(element, key);
+  }
+
+  /** A composited WebP tile of an element's served pyramid. */
+  renderTile(
+    element: string,
+    level: number,
+    col: number,
+    row: number,
+    opts: RenderOptions = {},
+  ): Promise<RenderedImage> {
+    return this.rasters.tile(element, level, col, row, opts);
+  }
+
+  /** A composited WebP of the whole element, fitting inside `maxPx`. */
+  thumbnail(element: string, maxPx?: number, opts: RenderOptions = {}): Promise<RenderedImage> {
+    return this.rasters.thumbnail(element, maxPx, opts);
   }
 
   /** Resolves when no job is queued or running. */
@@ -706,7 +755,8 @@ export class Session {
     }
     const running = this.queue.running;
     if (running) this.queue.abort(running, new Error("session closed"));
-    await this.queue.idle();
+    // Rebuilds stop and the session's raster cache is removed with it.
+    await Promise.all([this.queue.idle(), this.rasterState?.dispose()]);
   }
 
   // ---------------------------------------------------------------- internals

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import * as zarr from "zarrita";
 import type { SpatialData } from "../../data/spatialdata.js";
+import { writeServedRasterElement } from "../../raster/checkpoint-layout.js";
 import { writeSpatialData } from "../spatialdata/write.js";
 import { FsStore } from "../store/fs-store.js";
 import type { ListableWritableStore } from "../store/types.js";
@@ -113,6 +114,8 @@ export async function writeCheckpoint(
     opts.onProgress?.("writing elements");
     await writeSpatialData(sd, store, {
       consolidate: false,
+      // Images are saved in the served layout (a full 2× pyramid), so loading needs no rebuild.
+      writeRaster: writeServedRasterElement,
       ...(opts.signal ? { signal: opts.signal } : {}),
       onElement: (family, name) => opts.onProgress?.(`writing ${family}/${name}`),
     });

@@ -17,6 +17,7 @@ import {
   parseNgffAttrs,
   resolveAxes,
 } from "./multiscales.js";
+import { recordRasterOrigin } from "./origin.js";
 import { joinPath, KeyTrackingStore, keyOf, normPath, readGroupMeta, readJson } from "./store.js";
 import { chunkCheckFor, modelDtype, zarrRasterSource } from "./zarr-source.js";
 
@@ -120,6 +121,14 @@ async function openRaster(
     const ds = meta.datasets[i]!;
     const at = `/${joinPath(path, ds.path)}`;
     const source = zarrRasterSource(arr, mapping, { where: at, tracker });
+    recordRasterOrigin(source, {
+      store,
+      location: locationOf(store),
+      groupPath: normPath(path),
+      levelPath: ds.path,
+      zarrFormat: group.zarrFormat,
+      sameAxes: mapping.exposed.every((a, k) => a.file === k) && mapping.exposed.length === fileAxes.length,
+    });
     return {
       path: ds.path,
       shape: source.shape,
@@ -134,6 +143,12 @@ async function openRaster(
       ? { ...meta.edges }
       : { global: globalTransform(meta, mapping, where) };
   return { meta, mapping, levels, transformations };
+}
+
+/** A store's `location` (Tessera stores have one), or null. */
+function locationOf(store: Readable): string | null {
+  const loc = (store as unknown as { location?: unknown }).location;
+  return typeof loc === "string" ? loc : null;
 }
 
 async function openLevel(

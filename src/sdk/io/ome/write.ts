@@ -71,6 +71,23 @@ export async function writeRasterElement(
   }
 }
 
+/**
+ * Write only the group metadata of `el` at `path` (its `zarr.json` with the attributes
+ * `writeRasterElement` writes), for level arrays written by other means (the served-layout pyramid
+ * builder); `el.levels` must describe the arrays `s0, s1, …` as written.
+ */
+export async function writeRasterGroup(
+  el: ImageElement | LabelsElement,
+  store: Mutable,
+  path: string,
+  opts: WriteRasterOptions = {},
+): Promise<void> {
+  const where = `/${normPath(path)}`;
+  await zarr.create(zarr.root(store).resolve(normPath(path)), {
+    attributes: groupAttributes(el, where, opts),
+  });
+}
+
 /** The group attributes spatialdata writes for a raster element. */
 function groupAttributes(
   el: ImageElement | LabelsElement,

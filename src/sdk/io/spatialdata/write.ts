@@ -5,6 +5,7 @@
  */
 import * as zarr from "zarrita";
 import { strings } from "../../data/arrays.js";
+import type { ImageElement, LabelsElement } from "../../data/elements.js";
 import type { SpatialData } from "../../data/spatialdata.js";
 import { type Table, updateTable } from "../../data/table.js";
 import { unsDict, unsSet } from "../../data/uns.js";
@@ -25,6 +26,16 @@ export interface WriteSpatialDataOptions {
   consolidate?: boolean;
   /** Called before each element is written, for progress reports. */
   onElement?: (family: string, name: string) => void;
+  /**
+   * Writes an image or labels element (default `writeRasterElement`); the checkpoint writer passes
+   * one that also builds the served pyramid (src/sdk/raster/checkpoint-layout.ts).
+   */
+  writeRaster?: (
+    el: ImageElement | LabelsElement,
+    store: ListableWritableStore,
+    path: string,
+    signal?: AbortSignal,
+  ) => Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -56,6 +67,10 @@ export async function writeSpatialData(
       },
     },
   });
+  const writeRaster =
+    opts.writeRaster ??
+    ((el: ImageElement | LabelsElement, st: ListableWritableStore, path: string, signal?: AbortSignal) =>
+      writeRasterElement(el, st, path, signal ? { signal } : {}));
   const families = ["images", "labels", "points", "shapes", "tables"] as const;
   for (const family of families) {
     const names = Object.keys(sd[family]).sort();
@@ -68,20 +83,8 @@ export async function writeSpatialData(
       try {
         switch (family) {
           case "images":
-            await writeRasterElement(
-              sd.images[name]!,
-              store,
-              path,
-              opts.signal ? { signal: opts.signal } : {},
-            );
-            break;
           case "labels":
-            await writeRasterElement(
-              sd.labels[name]!,
-              store,
-              path,
-              opts.signal ? { signal: opts.signal } : {},
-            );
+            await writeRaster(sd[family][name]!, store, path, opts.signal);
             break;
           case "points":
             await writePoints(store, path, sd.points[name]!);
