@@ -10,6 +10,7 @@ import { fsRoutes } from "./fs.js";
 import { functionsRoutes } from "./functions.js";
 import { geoarrowRoutes } from "./geoarrow.js";
 import { healthRoutes } from "./health.js";
+import { imagesRoutes } from "./images.js";
 import { jobsRoutes } from "./jobs.js";
 import { pointsTransformRoutes } from "./points-transform.js";
 import { presenceRoutes } from "./presence.js";
@@ -39,4 +40,5 @@ export const ROUTES: readonly RouteModule[] = [
   pointsTransformRoutes,
   saveRoutes,
   checkpointsRoutes,
+  imagesRoutes,
 ];
