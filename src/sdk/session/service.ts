@@ -7,6 +7,7 @@ import { mkdir } from "node:fs/promises";
 import { Registry } from "../../registry/registry.js";
 import { subsetSpatialData } from "../data/subset.js";
 import { EventBus } from "../events/bus.js";
+import { type SweptScrap, sweepScraps } from "../io/store/pending-writes.js";
 import { WorkerPool } from "../jobs/pool.js";
 import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
 import { ResourceMonitor } from "../resources/monitor.js";
@@ -35,6 +36,16 @@ export interface ServiceOptions {
 }
 
 /** The session store (see the module comment). */
+/** One log line naming what the startup sweep removed (nothing when it removed nothing). */
+function reportSweep(removed: readonly SweptScrap[]): void {
+  if (removed.length === 0) return;
+  const mb = removed.reduce((n, r) => n + r.bytes, 0) / 2 ** 20;
+  const names = removed.map((r) => r.path).join(", ");
+  process.stderr.write(
+    `tessera: removed ${removed.length} leftover(s) of interrupted saves (${mb.toFixed(1)} MB): ${names}\n`,
+  );
+}
+
 export class Service {
   readonly config: ServiceConfig;
   readonly registry: Registry;
@@ -87,12 +98,15 @@ export class Service {
   }
 
   /**
-   * Start a service: read the configuration, create the data dir, load the registry, start the
-   * worker pool and discover the recipes (broken recipe files are reported on stderr, not fatal).
+   * Start a service: read the configuration, create the data dir, sweep what interrupted saves left,
+   * load the registry, start the worker pool and discover the recipes (broken recipe files are
+   * reported on stderr, not fatal).
    */
   static async start(opts: ServiceOptions = {}): Promise<Service> {
     const config: ServiceConfig = { ...readConfig(opts.env ?? process.env), ...opts.config };
     await mkdir(config.dataDir, { recursive: true });
+    // Before anything else writes there: what a crashed or killed save left (pending-writes.ts).
+    reportSweep(await sweepScraps(config.workDir, config.dataDir));
     const registry =
       opts.registry ??
       (await Registry.load(

@@ -11,6 +11,7 @@ import type { SpatialData } from "../../data/spatialdata.js";
 import { writeServedRasterElement } from "../../raster/checkpoint-layout.js";
 import { writeSpatialData } from "../spatialdata/write.js";
 import { FsStore } from "../store/fs-store.js";
+import { recordPendingWrite, stagePrefix } from "../store/pending-writes.js";
 import type { ListableWritableStore } from "../store/types.js";
 import { contentHashName, type WrittenZip, writeZipFromStore } from "../store/zip-writer.js";
 import { writeZarrArray } from "../zarr/arrays.js";
@@ -108,7 +109,8 @@ export async function writeCheckpoint(
   });
   validateSidecar(sidecar);
 
-  const stage = await mkdtemp(join(opts.workDir ?? tmpdir(), "tessera-save-"));
+  // Hidden, with this process's pid, so a restart after a crash can tell its scraps (pending-writes.ts).
+  const stage = await mkdtemp(join(opts.workDir ?? tmpdir(), stagePrefix()));
   try {
     const store = new FsStore(stage);
     opts.onProgress?.("writing elements");
@@ -135,7 +137,7 @@ export async function writeCheckpoint(
     await assertV3Hierarchy(store);
     opts.signal?.throwIfAborted();
     opts.onProgress?.("zipping");
-    return await writeZipFromStore(outPath, store);
+    return await writeZipFromStore(outPath, store, opts.workDir ? { workDir: opts.workDir } : {});
   } finally {
     await rm(stage, { recursive: true, force: true });
   }
@@ -157,6 +159,21 @@ export async function writeCheckpointNamed(
     );
   }
   const pending = join(resolve(folder), `.${prefix}.pending-${process.pid}-${Date.now()}.zip`);
+  const forget = await recordPendingWrite(opts.workDir, pending);
+  try {
+    return await publishNamed(sd, pending, prefix, opts);
+  } finally {
+    await forget();
+  }
+}
+
+/** Write `sd` at the hidden `pending` path, then rename it to its content-hash name beside. */
+async function publishNamed(
+  sd: SpatialData,
+  pending: string,
+  prefix: string,
+  opts: WriteCheckpointOptions,
+): Promise<WrittenZip> {
   const written = await writeCheckpoint(sd, pending, { name: prefix, ...opts });
   const finalPath = join(dirname(pending), contentHashName(prefix, written.sha256));
   try {

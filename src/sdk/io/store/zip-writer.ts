@@ -13,6 +13,7 @@ import * as path from "node:path";
 import { Readable } from "node:stream";
 import yazl from "yazl";
 import { absoluteKey } from "./keys.js";
+import { recordPendingWrite } from "./pending-writes.js";
 import type { ReadableStore } from "./types.js";
 
 /** An entry's bytes, given directly or produced on demand (called once, when the entry's turn comes). */
@@ -37,6 +38,11 @@ export interface WriteZipOptions {
   mtime?: Date;
   /** Keep the given entry order instead of the metadata-first order ({@link compareZarrEntryNames}). */
   keepOrder?: boolean;
+  /**
+   * The server's work dir: the temporary file is recorded in its ledger while it exists, so a restart after a
+   * crash removes it (see `pending-writes.ts`).
+   */
+  workDir?: string;
 }
 
 /** Result of {@link writeZip}. */
@@ -138,7 +144,7 @@ async function fsyncDir(dir: string): Promise<void> {
 }
 
 /**
- * Write a zip of `entries` to `file`, atomically: the bytes go to `<file>.<random>.tmp` in the same folder, are
+ * Write a zip of `entries` to `file`, atomically: the bytes go to `.<name>.<random>.tmp` (hidden) in the same folder, are
  * fsynced, then renamed over `file`. On any failure (an entry source throwing, a disk error) the temp file is
  * removed and a previous file at `file` is left untouched.
  */
@@ -158,8 +164,18 @@ export async function writeZip(
   const entryOpts = { compress: false, mtime, forceDosTimestamp: true, forceZip64Format };
 
   await fsp.mkdir(path.dirname(finalPath), { recursive: true });
-  const tmp = `${finalPath}.${randomBytes(6).toString("hex")}.tmp`;
-  const fh = await fsp.open(tmp, "wx");
+  const tmp = path.join(
+    path.dirname(finalPath),
+    `.${path.basename(finalPath)}.${randomBytes(6).toString("hex")}.tmp`,
+  );
+  const forget = await recordPendingWrite(opts.workDir, tmp);
+  let fh: fsp.FileHandle;
+  try {
+    fh = await fsp.open(tmp, "wx");
+  } catch (err) {
+    await forget();
+    throw err;
+  }
   let closed = false;
   const hash = createHash("sha256");
   let written = 0;
@@ -252,6 +268,8 @@ export async function writeZip(
     throw new Error(msg.startsWith(finalPath) ? msg : `${finalPath}: writing the zip failed: ${msg}`, {
       cause: err,
     });
+  } finally {
+    await forget();
   }
 }
 
