@@ -1,7 +1,9 @@
 /**
  * `npm run interop`: does what Tessera writes open in the real Python stack?
  *
- * Every convertible fixture of `../shared/data` (the list in `test/fixture-cases.ts`) is opened with Tessera,
+ * Every convertible fixture of `../shared/data` (the list in `test/fixture-cases.ts`), and the files the real
+ * anndata/h5py wrote for this repository's tests (`test/data`: LZF h5ad, sparse obsm, an unconsolidated zip), is
+ * opened with Tessera,
  * written as a checkpoint (`.sdata.zarr.zip`), unzipped, and AnnData fixtures are also written as plain AnnData
  * zarr. Then `check.py`, run by the scverse venv's Python, opens each result with `spatialdata.read_zarr`,
  * `anndata.read_zarr` and zarr-python's `ZipStore`, and compares element names, shapes, obs/var columns and a
@@ -29,6 +31,15 @@ import { valueSamples } from "./samples.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SHARED_DATA = resolve(HERE, "../../../shared/data");
+/** Files made by the real anndata/h5py for this repository's tests (`scripts/fixtures/`), converted too. */
+const REPO_DATA = resolve(HERE, "../../test/data");
+const REPO_FIXTURES: readonly (readonly [string, string])[] = [
+  ["h5/lzf.h5ad", "anndata-h5ad"],
+  ["h5/gzip.h5ad", "anndata-h5ad"],
+  ["anndata-sparse-obsm/sparse-obsm.h5ad", "anndata-h5ad"],
+  ["anndata-sparse-obsm/sparse-obsm.zarr", "anndata-zarr"],
+  ["zarr-zip/anndata-v2-unconsolidated.zarr.zip", "anndata-zarr"],
+];
 const PYTHON = process.env.SCVERSE_PYTHON ?? "/tmp/scverse/venv/bin/python";
 
 /** One converted fixture, as `check.py` reads it from the manifest. */
@@ -56,11 +67,15 @@ async function main(): Promise<number> {
   const cases: Case[] = [];
   let failedToWrite = 0;
   try {
-    for (const [rel, format] of CONVERTIBLE_FIXTURES) {
+    const all = [
+      ...CONVERTIBLE_FIXTURES.map(([rel, format]) => [rel, format, join(SHARED_DATA, rel)] as const),
+      ...REPO_FIXTURES.map(([rel, format]) => [`test/data/${rel}`, format, join(REPO_DATA, rel)] as const),
+    ];
+    for (const [rel, format, input] of all) {
       if (filter && !rel.includes(filter)) continue;
       const slug = rel.replace(/[^a-z0-9]+/gi, "_");
       try {
-        const { sdata } = await openData(join(SHARED_DATA, rel));
+        const { sdata } = await openData(input);
         const zip = join(out, `${slug}.sdata.zarr.zip`);
         await writeCheckpoint(sdata, zip, { workDir: out });
         const folder = join(out, `${slug}.sdata.zarr`);
