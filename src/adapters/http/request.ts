@@ -45,12 +45,19 @@ export function readSession(service: Service, id: string): Session {
 /**
  * The session named by a mutating route, after the edit-lock gate: 404 when unknown, 423 while
  * another viewer holds the lock; a caller with a client id takes a free lock. A POST (new work) is
- * also checked against memory admission (503 past `TESSERA_ADMISSION_PCT`).
+ * also checked against memory admission (503 past `TESSERA_ADMISSION_PCT`), unless `admit` is false:
+ * saving is how a user gets out of a full server, so it is never refused.
  */
-export function mutableSession(service: Service, req: FastifyRequest, id: string): Session {
+export function mutableSession(
+  service: Service,
+  req: FastifyRequest,
+  id: string,
+  opts: { admit?: boolean } = {},
+): Session {
   const s = service.session(id);
   service.presence.assertMutable(id, clientId(req), clientName(req));
   // Past the memory admission threshold new work is refused (503); deletions and edits free or cost nothing.
-  if (req.method === "POST") service.resources.admit(`${req.method} ${req.routeOptions.url ?? req.url}`);
+  if (req.method === "POST" && opts.admit !== false)
+    service.resources.admit(`${req.method} ${req.routeOptions.url ?? req.url}`);
   return s;
 }

@@ -98,30 +98,58 @@ function packageRoot(): string {
   }
 }
 
-function readText(path: string): string | null {
+function readText(path: string): string | undefined {
   try {
     return readFileSync(path, "utf8").trim();
   } catch {
-    return null;
+    return undefined;
   }
 }
 
-/** Memory limit in MB: cgroup v2 `memory.max`, else host RAM, else 8192. */
-function autoMemMb(): number {
-  const cg = readText("/sys/fs/cgroup/memory.max");
-  if (cg && cg !== "max" && /^\d+$/.test(cg)) return Math.floor(Number(cg) / 2 ** 20);
-  const host = totalmem();
-  return host > 0 ? Math.floor(host / 2 ** 20) : 8192;
+/** Reads a small system file as trimmed text, or undefined when it cannot be read. */
+export type TextReader = (path: string) => string | undefined;
+
+/**
+ * Memory limit in MB from the cgroup files: v2 `memory.max` (`max` = none), else v1
+ * `memory/memory.limit_in_bytes` (an unlimited v1 group reports a huge number: anything at or above
+ * the host's RAM counts as no limit), else host RAM, else 8192.
+ */
+export function memLimitMb(read: TextReader, hostBytes: number): number {
+  const host = hostBytes > 0 ? Math.floor(hostBytes / 2 ** 20) : 8192;
+  const v2 = read("/sys/fs/cgroup/memory.max");
+  if (v2 !== undefined)
+    return v2 !== "max" && /^\d+$/.test(v2) ? Math.min(host, Math.floor(Number(v2) / 2 ** 20)) : host;
+  const v1 = read("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  if (v1 && /^\d+$/.test(v1)) {
+    const mb = Math.floor(Number(v1) / 2 ** 20);
+    if (mb > 0 && mb < host) return mb;
+  }
+  return host;
 }
 
-/** CPU cores: cgroup v2 `cpu.max` quota/period, else the host's available parallelism. */
-function autoCpus(): number {
-  const cg = readText("/sys/fs/cgroup/cpu.max");
-  if (cg) {
-    const [quota, period] = cg.split(/\s+/);
+/**
+ * CPU cores from the cgroup files: v2 `cpu.max` quota/period, else v1 `cpu/cpu.cfs_quota_us` over
+ * `cpu.cfs_period_us` (quota -1 = none), else the host's available parallelism.
+ */
+export function cpuLimit(read: TextReader, hostCpus: number): number {
+  const v2 = read("/sys/fs/cgroup/cpu.max");
+  if (v2) {
+    const [quota, period] = v2.split(/\s+/);
     if (quota && quota !== "max" && Number(period) > 0) return Math.max(0.1, Number(quota) / Number(period));
+    return Math.max(1, hostCpus);
   }
-  return Math.max(1, availableParallelism());
+  const quota = Number(read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"));
+  const period = Number(read("/sys/fs/cgroup/cpu/cpu.cfs_period_us"));
+  if (quota > 0 && period > 0) return Math.max(0.1, quota / period);
+  return Math.max(1, hostCpus);
+}
+
+function autoMemMb(): number {
+  return memLimitMb(readText, totalmem());
+}
+
+function autoCpus(): number {
+  return cpuLimit(readText, availableParallelism());
 }
 
 /** Parse one variable; an unparsable value throws an error naming the variable. */

@@ -375,6 +375,11 @@ describe("odd paths and limits", () => {
         expect((await r.json()).detail).toMatch(/refused: memory is at/);
       }
       expect((await t.api(`${S()}/history/${staged}`, { method: "DELETE" })).status).toBe(200);
+      // Saving is never refused: it is how a user keeps work on a full server.
+      const save = await post(`${S()}/save`, {});
+      expect(save.status).toBe(200);
+      const saveJob = await t.api(`${S()}/jobs/${(await save.json()).job_id}`);
+      expect(saveJob.status).toBe(200);
     } finally {
       config.containerMemMb = saved.mem;
       config.admissionPct = saved.pct;

@@ -1,6 +1,12 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PACKAGE_RECIPES_DIR, platformEnabled, readConfig } from "../../../src/sdk/session/config.js";
+import {
+  cpuLimit,
+  memLimitMb,
+  PACKAGE_RECIPES_DIR,
+  platformEnabled,
+  readConfig,
+} from "../../../src/sdk/session/config.js";
 
 describe("readConfig", () => {
   it("gives the spec's defaults", () => {
@@ -62,5 +68,30 @@ describe("readConfig", () => {
       'TESSERA_MAX_SESSIONS="two": expected an integer ≥ 1',
     );
     expect(() => readConfig({ TESSERA_WORK_DIR_IN_RAM: "maybe" })).toThrow("TESSERA_WORK_DIR_IN_RAM");
+  });
+});
+
+describe("limits from cgroup files", () => {
+  const GiB = 2 ** 30;
+  const files = (m: Record<string, string>) => (p: string) => m[p];
+  it("reads cgroup v2 memory.max and cpu.max", () => {
+    expect(memLimitMb(files({ "/sys/fs/cgroup/memory.max": `${4 * GiB}` }), 24 * GiB)).toBe(4096);
+    expect(memLimitMb(files({ "/sys/fs/cgroup/memory.max": "max" }), 24 * GiB)).toBe(24 * 1024);
+    expect(cpuLimit(files({ "/sys/fs/cgroup/cpu.max": "150000 100000" }), 8)).toBe(1.5);
+    expect(cpuLimit(files({ "/sys/fs/cgroup/cpu.max": "max 100000" }), 8)).toBe(8);
+  });
+  it("reads cgroup v1 memory.limit_in_bytes and cfs quota/period, ignoring v1's 'unlimited' huge value", () => {
+    const v1 = "/sys/fs/cgroup/memory/memory.limit_in_bytes";
+    expect(memLimitMb(files({ [v1]: `${2 * GiB}` }), 24 * GiB)).toBe(2048);
+    expect(memLimitMb(files({ [v1]: "9223372036854771712" }), 24 * GiB)).toBe(24 * 1024);
+    const q = "/sys/fs/cgroup/cpu/cpu.cfs_quota_us";
+    const p = "/sys/fs/cgroup/cpu/cpu.cfs_period_us";
+    expect(cpuLimit(files({ [q]: "200000", [p]: "100000" }), 8)).toBe(2);
+    expect(cpuLimit(files({ [q]: "-1", [p]: "100000" }), 8)).toBe(8);
+  });
+  it("falls back to the host when no cgroup file is readable", () => {
+    expect(memLimitMb(files({}), 16 * GiB)).toBe(16 * 1024);
+    expect(memLimitMb(files({}), 0)).toBe(8192);
+    expect(cpuLimit(files({}), 2)).toBe(2);
   });
 });

@@ -34,7 +34,8 @@ export const saveRoutes: RouteModule = (app, { service }) => {
     "/api/sessions/:id/save",
     { schema: { body: SAVE_BODY }, validatorCompiler: ({ schema }) => strictAjv.compile(schema) },
     async (req) => {
-      const session = mutableSession(service, req, req.params.id);
+      // Never refused for memory: a save streams (a few chunks beside the data) and is how work is kept.
+      const session = mutableSession(service, req, req.params.id, { admit: false });
       const t = await session.save(req.body ?? {});
       return { job_id: t.job_id, path: t.path, pattern: t.pattern, export: t.export };
     },
