@@ -12,15 +12,22 @@ import { startServer } from "../http/server.js";
 
 /** Serve the API with the demo dataset open; stops on SIGINT/SIGTERM. */
 export async function startCommand(): Promise<void> {
-  const config = readConfig();
+  // The server keeps its sessions across restarts unless TESSERA_SESSION_RECOVERY=0 (journal.ts).
+  const config = readConfig({ TESSERA_SESSION_RECOVERY: "1", ...process.env });
   const { path, created } = await ensureDemoDataset(config.dataDir);
   process.stdout.write(`${created ? "generated" : "found"} demo dataset ${path}\n`);
-  const server = await startServer({ logger: false });
-  const session = await server.service.createSession({ source: { kind: "load", path } });
-  await session.ready;
-  process.stdout.write(
-    `session ${session.id} (${session.name}): ${session.status}${session.summary().error ? ` — ${session.summary().error}` : ""}\n`,
-  );
+  const server = await startServer({ logger: false, config });
+  const restored = server.service.sessions();
+  // Sessions the last run left open come back; the demo opens only when there are none.
+  const sessions = restored.length
+    ? restored
+    : [await server.service.createSession({ source: { kind: "load", path } })];
+  for (const session of sessions) {
+    await session.ready;
+    process.stdout.write(
+      `session ${session.id} (${session.name}): ${session.status}${session.summary().error ? ` — ${session.summary().error}` : ""}\n`,
+    );
+  }
   process.stdout.write(`Tessera is serving ${config.dataDir} at ${server.url}/api (Ctrl-C stops)\n`);
   if (server.token) {
     process.stdout.write(`open ${server.openUrl}\n`);

@@ -39,6 +39,13 @@ export interface ServiceConfig {
   readonly admissionPct: number;
   /** `TESSERA_CONTAINER_CPUS`: CPU cores, fractions allowed (auto: cgroup, else host cores). */
   readonly containerCpus: number;
+  /**
+   * `TESSERA_SESSION_RECOVERY`: journal open sessions in the work dir and bring them back at the next start
+   * (default off for the library; `tessera start` turns it on unless this is `0`). See journal.ts.
+   */
+  readonly sessionRecovery: boolean;
+  /** `TESSERA_AUTOSAVE_S`: seconds between autosaves of idle sessions with unsaved data (default 60; 0: only at shutdown). */
+  readonly autosaveS: number;
   /** `TESSERA_MAX_SESSIONS`: concurrent in-memory sessions (default 8). */
   readonly maxSessions: number;
   /** `TESSERA_IMAGE_RENDER_CONCURRENCY`: tiles composited at once (auto from CPUs). */
@@ -208,6 +215,8 @@ export function readConfig(env: Env = process.env): ServiceConfig {
     admissionPct: num("TESSERA_ADMISSION_PCT", 0.8, { min: 0 }),
     containerCpus: cpus,
     maxSessions: num("TESSERA_MAX_SESSIONS", 8, { integer: true, min: 1 }),
+    sessionRecovery: bool("TESSERA_SESSION_RECOVERY", false),
+    autosaveS: num("TESSERA_AUTOSAVE_S", 60, { min: 0 }),
     imageRenderConcurrency: num("TESSERA_IMAGE_RENDER_CONCURRENCY", wholeCpus, { integer: true, min: 1 }),
     clientImageCompositing: bool("TESSERA_CLIENT_IMAGE_COMPOSITING", true),
     clientImageMaxChannels: num("TESSERA_CLIENT_IMAGE_MAX_CHANNELS", 6, { integer: true, min: 1 }),

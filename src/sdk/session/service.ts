@@ -9,11 +9,13 @@ import { subsetSpatialData } from "../data/subset.js";
 import { EventBus } from "../events/bus.js";
 import { type SweptScrap, sweepScraps } from "../io/store/pending-writes.js";
 import { WorkerPool } from "../jobs/pool.js";
+import { rasterHubFor } from "../raster/hub.js";
 import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
 import { ResourceMonitor } from "../resources/monitor.js";
 import { type Env, readConfig, type ServiceConfig } from "./config.js";
 import { BadRequestError, LimitError, NotFoundError, StateError, TesseraError } from "./errors.js";
 import { SessionFunctions } from "./functions.js";
+import { SessionJournal } from "./journal.js";
 import { Presence } from "./presence.js";
 import { Session } from "./session.js";
 import { childAppState, childName, prepareSubset, type SubsetRequest } from "./subset.js";
@@ -65,6 +67,9 @@ export class Service {
   private readonly ownsPool: boolean;
   private creating = 0;
   private closed = false;
+  /** The session journal when `sessionRecovery` is on (journal.ts), else null. */
+  private readonly journal: SessionJournal | null;
+  private autosaveTimer: NodeJS.Timeout | null = null;
 
   private constructor(
     config: ServiceConfig,
@@ -92,9 +97,26 @@ export class Service {
       config,
       perSession: () => Object.fromEntries(this.sessions().map((s) => [s.id, s.summary().resident_mb])),
       emit: (event, data) => bus.emit(event, data as never),
+      // Every session's rebuilt raster stores on disk (sessions share the hub of this configuration).
+      rastersMb: () => rasterHubFor(config).cacheBytes() / 2 ** 20,
     });
     // Sampling (resource.sample events) is started by whoever serves clients (the HTTP server);
     // admission works without it.
+    this.journal = config.sessionRecovery ? new SessionJournal(config.workDir) : null;
+    if (this.journal) {
+      const journal = this.journal;
+      // Every event naming a session may follow a change of its state: journal it a moment later.
+      bus.subscribe((e) => {
+        const d = e.data as { session_id?: unknown; summary?: { id?: unknown } };
+        const id = typeof d?.session_id === "string" ? d.session_id : d?.summary?.id;
+        const s = typeof id === "string" ? this.sessionMap.get(id) : undefined;
+        if (s) journal.schedule(s);
+      });
+      if (config.autosaveS > 0) {
+        this.autosaveTimer = setInterval(() => void this.autosaveAll(), config.autosaveS * 1000);
+        this.autosaveTimer.unref();
+      }
+    }
   }
 
   /**
@@ -117,7 +139,68 @@ export class Service {
     for (const p of recipes.problems) process.stderr.write(`tessera: recipe skipped: ${p.message}\n`);
     const pool =
       opts.pool ?? new WorkerPool({ threads: config.computePoolWorkers, longRunningS: config.longRunningS });
-    return new Service(config, registry, pool, opts.bus ?? new EventBus(), recipes, !opts.pool);
+    const service = new Service(config, registry, pool, opts.bus ?? new EventBus(), recipes, !opts.pool);
+    await service.recover();
+    return service;
+  }
+
+  /**
+   * Bring back the sessions a previous run of the server left open (journal.ts): each under its id, loaded from
+   * its autosave or its source and brought up to its journal. A session that cannot come back (its source
+   * gone and no autosave) is reported on stderr and forgotten.
+   */
+  private async recover(): Promise<void> {
+    if (!this.journal) return;
+    const found = await this.journal.recoverable();
+    const restored: string[] = [];
+    for (const { record, autosavePath } of found) {
+      if (this.sessionMap.size >= this.config.maxSessions) {
+        process.stderr.write(
+          `tessera: session ${record.id} (${record.name}) not restored: TESSERA_MAX_SESSIONS reached\n`,
+        );
+        continue;
+      }
+      try {
+        if (record.parent_id && !autosavePath)
+          throw new Error("a subset session comes back only from an autosave, and it has none");
+        const s = await Session.create(
+          this.sessionDeps(),
+          {
+            source: record.source,
+            name: record.name,
+            parentId: record.parent_id,
+            restore: {
+              checkpoint: autosavePath,
+              appState: record.app_state,
+              savedPath: record.saved_path,
+              saved: record.saved,
+              activeTable: record.active_table,
+            },
+          },
+          record.id,
+        );
+        if (record.autosave) this.journal.pin(s.id, record.autosave);
+        this.sessionMap.set(s.id, s);
+        restored.push(`${record.name} (${autosavePath ? "autosave" : "source"})`);
+      } catch (err) {
+        process.stderr.write(
+          `tessera: session ${record.id} (${record.name}) cannot be restored: ${err instanceof Error ? err.message : String(err)}\n`,
+        );
+        await this.journal.forget(record.id);
+      }
+    }
+    if (restored.length)
+      process.stderr.write(`tessera: restored ${restored.length} session(s): ${restored.join(", ")}\n`);
+  }
+
+  /** Autosave every idle session whose data changed since it was saved (journal.ts). */
+  async autosaveAll(opts: { force?: boolean } = {}): Promise<void> {
+    if (!this.journal) return;
+    for (const s of this.sessions()) await this.journal.autosave(s, opts);
+  }
+
+  private sessionDeps() {
+    return { functions: this.functions, pool: this.pool, bus: this.bus, config: this.config };
   }
 
   /**
@@ -193,6 +276,8 @@ export class Service {
     this.sessionMap.delete(id);
     this.presence.dropSession(id);
     await s.close();
+    // Closed by the user: nothing to bring back at the next start.
+    await this.journal?.forget(id);
     this.bus.emit("session.removed", { session_id: id, reason: "closed" });
   }
 
@@ -260,12 +345,26 @@ export class Service {
     return ticket;
   }
 
-  /** Close every session and stop the worker pool (when the service started it). */
+  /**
+   * Close every session and stop the worker pool (when the service started it). With session recovery on,
+   * sessions with unsaved data are autosaved first and every session's journal is kept, so the next start
+   * brings them back; the caller waits for running jobs before (the server gives them its grace period).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.presence.stop();
     this.resources.stop();
+    if (this.autosaveTimer) clearInterval(this.autosaveTimer);
+    if (this.journal) {
+      await this.autosaveAll({ force: true });
+      await this.journal.flush(this.sessions());
+      for (const s of this.sessions()) {
+        this.sessionMap.delete(s.id);
+        await s.close();
+        this.bus.emit("session.removed", { session_id: s.id, reason: "closed" });
+      }
+    }
     for (const id of [...this.sessionMap.keys()]) await this.deleteSession(id);
     if (this.ownsPool) await this.pool.destroy();
   }

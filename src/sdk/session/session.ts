@@ -20,6 +20,7 @@ import {
   type AppState,
   type DisplaySpec,
   emptyAppState,
+  type HistEntry,
   type PlotEntry,
 } from "../io/checkpoint/app-state.js";
 import { mirroredGene, stampCheckpoint } from "../io/checkpoint/mirror-gene.js";
@@ -110,6 +111,20 @@ export interface SessionInit {
   readonly name?: string;
   readonly loadId?: string;
   readonly parentId?: string | null;
+  /** Recovery after a restart (see journal.ts): what to load instead of the source, and the state to reach. */
+  readonly restore?: SessionRestore;
+}
+
+/** How a session recorded in a journal comes back. */
+export interface SessionRestore {
+  /** The session's autosave (a path in the work dir, trusted), loaded instead of the source; null: the source. */
+  readonly checkpoint: string | null;
+  /** The journal's app state: displays and pending steps are restored, later computations replayed. */
+  readonly appState: AppState;
+  /** The user's checkpoint it was last saved to or loaded from, and whether the data equalled it. */
+  readonly savedPath: string | null;
+  readonly saved: boolean;
+  readonly activeTable: string | null;
 }
 
 /** The figure bytes of a drawn plot. */
@@ -209,6 +224,8 @@ export class Session {
   private storePath: string | null = null;
   private closed = false;
   private rasterState: SessionRasters | null = null;
+  /** Set while a recovered session loads: the journal state it is brought up to once loaded. */
+  private restoring: SessionRestore | null = null;
 
   private constructor(deps: SessionDeps, init: SessionInit, id: string) {
     this.deps = deps;
@@ -247,7 +264,10 @@ export class Session {
       params: Record<string, unknown>;
       opParams: Record<string, unknown>;
     } | null = null;
-    if (src?.kind === "load") {
+    if (init.restore?.checkpoint) {
+      // An autosave the service itself wrote in its work dir (outside the data dir by design).
+      loadPath = init.restore.checkpoint;
+    } else if (src?.kind === "load") {
       loadPath = await containPath(deps.config.dataDir, src.path, "path");
     } else if (src?.kind === "read") {
       if (src.namespace !== "read" && src.namespace !== "io") {
@@ -265,6 +285,7 @@ export class Session {
       throw new BadRequestError(`source.kind must be "read" or "load"`);
     }
     const s = new Session(deps, init, id);
+    s.restoring = init.restore ?? null;
     s.emit("session.created", { summary: s.summary() });
     s.startLoad(init.loadId ?? s.id, loadPath, reader);
     return s;
@@ -481,6 +502,11 @@ export class Session {
   /** Resolves when no job is queued or running. */
   idle(): Promise<void> {
     return this.queue.idle();
+  }
+
+  /** Whether no job is queued or running. */
+  isIdle(): boolean {
+    return this.queue.running === null && this.queue.queued.length === 0;
   }
 
   // ---------------------------------------------------------------- jobs
@@ -1107,6 +1133,9 @@ export class Session {
         } else {
           await this.loadPath(path!, progress, signal);
         }
+        const restore = this.restoring;
+        this.restoring = null;
+        if (restore) this.applyRestore(restore);
         this.sessionStatus = "ready";
         rec.status = "completed";
         progress("ready", 100, { done: true });
@@ -1125,6 +1154,58 @@ export class Session {
         this.readyResolve();
       }
     });
+  }
+
+  /**
+   * Bring a recovered session, just loaded (from its autosave or its source), up to its journal: the journal's
+   * displays, its plots (drawn ones as invalidated: their figures were not kept), its pending steps, and every
+   * computation the loaded state lacks queued again in order with its recorded parameters.
+   */
+  private applyRestore(r: SessionRestore): void {
+    const journal = r.appState;
+    const has = new Set([...this.app.compute_history, ...this.app.plots].map((e) => e.id));
+    const replay: HistEntry[] = [];
+    let app: AppState = { ...this.app, displays: journal.displays };
+    if (journal.name) app = { ...app, name: journal.name };
+    for (const p of journal.plots) {
+      if (has.has(p.id)) continue;
+      const status =
+        p.status === "drawn" || p.status === "invalidated"
+          ? "invalidated"
+          : p.status === "pending"
+            ? "pending"
+            : null;
+      if (status) app = { ...app, plots: [...app.plots, { ...p, status }] };
+    }
+    for (const e of journal.compute_history) {
+      if (has.has(e.id)) continue;
+      if (e.status === "pending") app = { ...app, compute_history: [...app.compute_history, e] };
+      else if (
+        // Done, or asked for and cut short by the stop: run again.
+        (e.status === "completed" || e.status === "queued" || e.status === "running") &&
+        this.deps.functions.get(stepKey(e))?.effect_class === "compute"
+      )
+        replay.push(e);
+    }
+    this.app = app;
+    this.storePath = r.savedPath;
+    this.isSaved = r.saved && replay.length === 0;
+    if (r.activeTable && this.committed.tables[r.activeTable]) this.active = r.activeTable;
+    if (replay.length === 0) return;
+    this.isSaved = false;
+    // Queued behind this load job, in the journal's order; a step that no longer validates is logged and skipped.
+    void (async () => {
+      for (const e of replay) {
+        try {
+          const { entry, params, opParams } = await this.prepare(entryDescriptor(e));
+          const desc: Descriptor = { namespace: entry.namespace, function: entry.function, params };
+          this.app = addEntry(this.app, e.id, desc, "queued", this.deps.functions.versionsFor(entry));
+          this.enqueue(e.id, e.id, entry, desc, opParams, false);
+        } catch (err) {
+          console.error(`tessera session ${this.id}: cannot replay ${stepKey(e)} (${e.id}): ${message(err)}`);
+        }
+      }
+    })();
   }
 
   /** Open a checkpoint (restoring its app state) or any other dataset. */

@@ -48,7 +48,7 @@ export async function recordPendingWrite(
 }
 
 /** Whether a process with this pid is running (signal 0 probes without sending anything). */
-function alive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
@@ -92,7 +92,7 @@ export async function sweepScraps(workDir: string, dataDir: string): Promise<Swe
   const entries = await readdir(workDir).catch(() => [] as string[]);
   for (const name of entries) {
     const legacy = name.startsWith("tessera-save-");
-    if (!legacy && !(name.startsWith(STAGE_PREFIX) && !alive(pidOf(name)))) continue;
+    if (!legacy && !(name.startsWith(STAGE_PREFIX) && !processAlive(pidOf(name)))) continue;
     const path = join(workDir, name);
     const bytes = await sizeOf(path);
     await rm(path, { recursive: true, force: true });
@@ -100,7 +100,7 @@ export async function sweepScraps(workDir: string, dataDir: string): Promise<Swe
   }
   const ledger = join(workDir, LEDGER_DIR);
   for (const name of await readdir(ledger).catch(() => [] as string[])) {
-    if (alive(pidOf(name))) continue;
+    if (processAlive(pidOf(name))) continue;
     const record = join(ledger, name);
     const target = (await readFile(record, "utf8").catch(() => "")).trim();
     const rel = relative(root, target);
