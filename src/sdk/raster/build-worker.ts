@@ -11,14 +11,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import Zstd from "numcodecs/zstd";
-import {
-  BYTES_PER_ELEMENT,
-  type DenseArray,
-  type DType,
-  TYPED_ARRAY_OF,
-  type TypedArray,
-} from "../data/arrays.js";
-import { type DownsampleMethod, downsample2x } from "./pyramid.js";
+import { BYTES_PER_ELEMENT, type DType, TYPED_ARRAY_OF, type TypedArray } from "../data/arrays.js";
+import { type DownsampleMethod, reduceRows } from "./pyramid.js";
 
 /** One output level as the worker sees it. */
 export interface WorkerLevel {
@@ -55,7 +49,13 @@ export type ToWorker =
 
 /** Messages from the worker. */
 export type FromWorker =
-  | { readonly type: "ack"; readonly written: number; readonly bytes: number }
+  | {
+      readonly type: "ack";
+      readonly written: number;
+      readonly bytes: number;
+      /** The band's buffer, handed back for the next band (no garbage per band). */
+      readonly buffer: ArrayBuffer;
+    }
   | { readonly type: "blockDone"; readonly written: number; readonly bytes: number }
   | { readonly type: "error"; readonly message: string };
 
@@ -65,8 +65,14 @@ interface LevelState {
   buf: TypedArray;
   bufRows: number;
   ty: number;
-  /** The last row of the previous band when it had no partner yet (planes × w), and its index. */
-  carry: TypedArray | null;
+  /** The last row of the previous band when it had no partner yet (planes × w). */
+  carry: TypedArray;
+  hasCarry: boolean;
+  /** Reused scratch: the carried row followed by a band, and the downsampled rows for the next level. */
+  combined: TypedArray | null;
+  down: TypedArray | null;
+  /** One chunk, reused for every chunk of the level. */
+  tile: TypedArray;
 }
 
 const data = workerData as BuildWorkerData;
@@ -89,8 +95,17 @@ function startBlock(p: readonly (readonly number[])[]): void {
     buf: newArray(planes.length * lv.chunk * lv.w),
     bufRows: 0,
     ty: 0,
-    carry: null,
+    carry: newArray(planes.length * lv.w),
+    hasCarry: false,
+    combined: null,
+    down: null,
+    tile: newArray(lv.chunk * lv.chunk),
   }));
+}
+
+/** `cur` when it holds at least `n` values, else a new array of `n` (scratch buffers only grow). */
+function atLeast(cur: TypedArray | null, n: number): TypedArray {
+  return cur && cur.length >= n ? cur : newArray(n);
 }
 
 function allZero(a: TypedArray): boolean {
@@ -107,8 +122,9 @@ async function emitChunkRow(k: number): Promise<void> {
   const nx = Math.ceil(lv.w / t);
   for (let p = 0; p < planes.length; p++) {
     const dir = join(data.outDir, lv.path, "c", ...planes[p]!.map(String), String(st.ty));
+    const tile = st.tile;
     for (let tx = 0; tx < nx; tx++) {
-      const tile = newArray(t * t);
+      tile.fill(0 as never);
       const x0 = tx * t;
       const cols = Math.min(t, lv.w - x0);
       const base = p * t * lv.w;
@@ -159,45 +175,35 @@ async function push(k: number, band: TypedArray, y0: number, rows: number): Prom
   const next = data.levels[k + 1];
   if (!next || next.fromSource) return;
   // Rows available for pairing: the carried odd row (index y0 − 1), then this band.
-  const carry = st.carry;
-  const a = carry ? y0 - 1 : y0;
-  const m = rows + (carry ? 1 : 0);
+  const carried = st.hasCarry;
+  const a = carried ? y0 - 1 : y0;
+  const m = rows + (carried ? 1 : 0);
   const pairs = Math.max(0, Math.min(Math.floor(m / 2), next.h - a / 2));
   let combined: TypedArray = band;
-  if (carry) {
-    combined = newArray(np * m * w);
+  if (carried) {
+    combined = st.combined = atLeast(st.combined, np * m * w);
     for (let p = 0; p < np; p++) {
-      (combined as Uint8Array).set((carry as Uint8Array).subarray(p * w, (p + 1) * w), p * m * w);
+      (combined as Uint8Array).set((st.carry as Uint8Array).subarray(p * w, (p + 1) * w), p * m * w);
       (combined as Uint8Array).set(
         (band as Uint8Array).subarray(p * rows * w, (p + 1) * rows * w),
         p * m * w + w,
       );
     }
   }
-  st.carry = null;
+  st.hasCarry = false;
   if (m - 2 * pairs === 1 && a / 2 + pairs < next.h) {
-    const c = newArray(np * w);
     for (let p = 0; p < np; p++) {
       const from = p * m * w + (m - 1) * w;
-      (c as Uint8Array).set((combined as Uint8Array).subarray(from, from + w), p * w);
+      (st.carry as Uint8Array).set((combined as Uint8Array).subarray(from, from + w), p * w);
     }
-    st.carry = c;
+    st.hasCarry = true;
   }
   if (pairs === 0) return;
-  let paired: TypedArray = combined;
-  if (2 * pairs !== m) {
-    paired = newArray(np * 2 * pairs * w);
-    for (let p = 0; p < np; p++)
-      (paired as Uint8Array).set(
-        (combined as Uint8Array).subarray(p * m * w, p * m * w + 2 * pairs * w),
-        p * 2 * pairs * w,
-      );
-  }
-  const arr: DenseArray = { kind: "dense", dtype: data.dtype, shape: [np, 2 * pairs, w], data: paired };
-  const down = downsample2x(arr, ["c", "y", "x"], data.method);
-  if (down.shape[2] !== next.w)
-    throw new Error(`level ${next.path}: downsampled width ${down.shape[2]} ≠ ${next.w}`);
-  await push(k + 1, down.data, a / 2, pairs);
+  // Output rows [a/2, a/2 + pairs) of every plane, from input rows [a, a + 2·pairs) (plane stride m rows).
+  const ow = next.w;
+  const down = (st.down = atLeast(st.down, np * pairs * ow));
+  reduceRows(combined, m, 0, w, down, pairs, ow, np, 0, pairs, data.method, data.dtype);
+  await push(k + 1, down, a / 2, pairs);
 }
 
 function finishBlock(): void {
@@ -214,7 +220,8 @@ parentPort!.on("message", (msg: ToWorker) => {
       if (msg.type === "block") startBlock(msg.planes);
       else if (msg.type === "band") {
         await push(msg.level, msg.data, msg.y0, msg.rows);
-        parentPort!.postMessage({ type: "ack", written, bytes } satisfies FromWorker);
+        const buffer = msg.data.buffer as ArrayBuffer;
+        parentPort!.postMessage({ type: "ack", written, bytes, buffer } satisfies FromWorker, [buffer]);
       } else {
         finishBlock();
         parentPort!.postMessage({ type: "blockDone", written, bytes } satisfies FromWorker);

@@ -15,7 +15,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { BYTES_PER_ELEMENT, type DType } from "../data/arrays.js";
+import { BYTES_PER_ELEMENT, type DType, TYPED_ARRAY_OF } from "../data/arrays.js";
 import type { ImageElement, LabelsElement, RasterSource } from "../data/elements.js";
 import { tsxWorkerImport } from "../jobs/entry.js";
 import type { FromWorker, ToWorker, WorkerLevel } from "./build-worker.js";
@@ -116,7 +116,7 @@ export interface BuildServedOptions {
   readonly method?: DownsampleMethod;
   /** zstd level (default 0 = zstd's default, as spatialdata writes). */
   readonly zstdLevel?: number;
-  /** Largest band read at once, bytes (default 128 MiB; at least one chunk row). */
+  /** Largest band read at once, bytes (default 64 MiB; at least one chunk row). */
   readonly bandBytes?: number;
   readonly signal?: AbortSignal;
   /** Fraction done, 0…1, after each band. */
@@ -152,6 +152,8 @@ class BuildThread {
   private failure: Error | null = null;
   written = 0;
   bytes = 0;
+  /** Band buffers the worker handed back, reused for the next bands. */
+  readonly spare: ArrayBuffer[] = [];
 
   constructor(url: URL, execArgv: string[], workerData: unknown) {
     this.worker = new Worker(url, { execArgv, workerData });
@@ -159,6 +161,7 @@ class BuildThread {
       if (m.type === "error") return this.fail(new Error(m.message));
       this.written = m.written;
       this.bytes = m.bytes;
+      if (m.type === "ack") this.spare.push(m.buffer);
       this.waiters.shift()?.resolve(m);
     });
     this.worker.on("error", (e) => this.fail(e));
@@ -172,13 +175,13 @@ class BuildThread {
     for (const w of this.waiters.splice(0)) w.reject(this.failure);
   }
 
-  /** Post a message; the returned promise settles on the worker's answer to it. */
-  send(msg: ToWorker): Promise<FromWorker> {
+  /** Post a message (moving `transfer`); the returned promise settles on the worker's answer to it. */
+  send(msg: ToWorker, transfer: ArrayBuffer[] = []): Promise<FromWorker> {
     if (this.failure) return Promise.reject(this.failure);
     const p = new Promise<FromWorker>((resolve, reject) => this.waiters.push({ resolve, reject }));
     // A failure after the caller stopped waiting (an abort) must not surface as unhandled.
     p.catch(() => undefined);
-    this.worker.postMessage(msg);
+    this.worker.postMessage(msg, transfer);
     return p;
   }
 
@@ -261,7 +264,7 @@ export async function buildServedRaster(
       }),
   );
   const signal = opts.signal;
-  const bandBytes = opts.bandBytes ?? 128 * 2 ** 20;
+  const bandBytes = opts.bandBytes ?? 64 * 2 ** 20;
   let nextBlock = 0;
 
   const runThread = async (th: BuildThread): Promise<void> => {
@@ -293,7 +296,18 @@ export async function buildServedRaster(
             throw new Error(
               `raster "${el.name}" ${lv.path}: the source gave ${band.data.length} values for rows ${y0}–${y1}`,
             );
-          const sent = th.send({ type: "band", level: k, y0, rows: y1 - y0, data: band.data });
+          // Copied into a buffer that moves to the worker and comes back with its answer: a band on
+          // shared memory would stay alive until both threads have collected it, and unreferenced
+          // buffers are collected lazily (GBs of garbage at 20k²).
+          const Ctor = TYPED_ARRAY_OF[el.dtype];
+          const need = band.data.length * BYTES_PER_ELEMENT[el.dtype];
+          const i = th.spare.findIndex((b) => b.byteLength >= need);
+          const buf = i >= 0 ? th.spare.splice(i, 1)[0]! : new ArrayBuffer(need);
+          const own = new Ctor(buf, 0, band.data.length);
+          (own as Uint8Array).set(band.data as Uint8Array);
+          const sent = th.send({ type: "band", level: k, y0, rows: y1 - y0, data: own }, [
+            own.buffer as ArrayBuffer,
+          ]);
           if (inFlight) await inFlight;
           inFlight = sent.then((m) => {
             rowsDone += (y1 - y0) * planes.length;

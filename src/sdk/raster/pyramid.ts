@@ -78,10 +78,10 @@ export function levelScaleTransform(axes: readonly string[], k: number): Transfo
 const INTEGER_DTYPES = new Set<DType>(["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32"]);
 
 /**
- * Reduce output rows `[oy0, oy1)` of every plane. `src` holds input rows `[row0, row0 + srcH)` of each
+ * Reduce output rows `[oy0, oy1)` of every plane (exported for the served-store builder's worker). `src` holds input rows `[row0, row0 + srcH)` of each
  * of `planes` planes (plane stride `srcH·w`); `dst` is the whole output level (plane stride `outH·ow`).
  */
-function reduceRows(
+export function reduceRows(
   src: TypedArray,
   srcH: number,
   row0: number,

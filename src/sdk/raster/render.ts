@@ -198,32 +198,34 @@ export function compositeRgb(
 ): Uint8ClampedArray {
   const acc = new Float32Array(n * 3);
   channels.forEach((ch, k) => {
-    const src = planes[k]!;
-    const scale = 1 / (ch.hi - ch.lo);
-    const lo = ch.lo;
-    const [r, g, b] = ch.color;
-    if (src instanceof BigInt64Array || src instanceof BigUint64Array) {
-      for (let i = 0, o = 0; i < n; i++, o += 3) {
-        let t = (Number(src[i]) - lo) * scale;
-        t = t < 0 ? 0 : t > 1 ? 1 : t;
-        acc[o] += t * r;
-        acc[o + 1] += t * g;
-        acc[o + 2] += t * b;
-      }
-      return;
-    }
-    const v = src as Float64Array;
-    for (let i = 0, o = 0; i < n; i++, o += 3) {
-      let t = (v[i]! - lo) * scale;
-      // NaN fails both comparisons and the last test, so it counts as 0.
-      t = t > 0 ? (t < 1 ? t : 1) : 0;
-      acc[o] += t * r;
-      acc[o + 1] += t * g;
-      acc[o + 2] += t * b;
-    }
+    let src = planes[k]!;
+    if (src instanceof BigInt64Array || src instanceof BigUint64Array) src = Float64Array.from(src, Number);
+    addChannel(src as unknown as ArrayLike<number>, acc, n, ch.lo, 1 / (ch.hi - ch.lo), ch.color);
   });
-  // Uint8ClampedArray clamps to 0…255 and rounds to the nearest integer.
-  return Uint8ClampedArray.from(acc);
+  // Uint8ClampedArray clamps to 0…255 and rounds to the nearest integer (a native conversion).
+  const out = new Uint8ClampedArray(n * 3);
+  out.set(acc);
+  return out;
+}
+
+/** `acc += clamp((v − lo)·scale, 0, 1) · colour` over `n` pixels (NaN counts as 0). */
+function addChannel(
+  src: ArrayLike<number>,
+  acc: Float32Array,
+  n: number,
+  lo: number,
+  scale: number,
+  color: readonly [number, number, number],
+): void {
+  const [r, g, b] = color;
+  for (let i = 0, o = 0; i < n; i++, o += 3) {
+    let t = (src[i]! - lo) * scale;
+    // NaN fails the first test, so it counts as 0.
+    t = t > 0 ? (t < 1 ? t : 1) : 0;
+    acc[o]! += t * r;
+    acc[o + 1]! += t * g;
+    acc[o + 2]! += t * b;
+  }
 }
 
 /** Colour label ids: 0 is black, any other id a colour hashed from the id. */

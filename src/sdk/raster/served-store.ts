@@ -291,6 +291,9 @@ export class ServedRasterStore {
     const outerOff = outer.reduce((off, i, a) => off * lv.chunks[a]! + (i % lv.chunks[a]!), 0);
     const h = y1 - y0;
     const w = x1 - x0;
+    // A region that is exactly one whole chunk (an inner tile) is the chunk itself: no copy.
+    if (y0 % cy === 0 && x0 % cx === 0 && h === cy && w === cx && outerOff === 0)
+      return this.chunk(k, [...outerChunk, y0 / cy, x0 / cx]);
     const dtype = this.dtype === "bool" ? "uint8" : this.dtype;
     const out = allocArray(dtype, h * w);
     const jobs: Promise<void>[] = [];
