@@ -337,6 +337,12 @@ export class Service {
       this.sessionMap.delete(parentId);
       this.presence.dropSession(parentId);
       await parent.close();
+      const child = this.sessionMap.get(childId);
+      if (this.journal && child) {
+        // The child's data is in no source file: autosave it now, and only then forget the parent's journal.
+        await this.journal.autosave(child, { force: true });
+        await this.journal.forget(parentId);
+      }
       this.bus.emit("session.removed", { session_id: parentId, reason: "subset", child_id: childId });
       // Unless another client took the child meanwhile (takeLock would throw 409 in this detached chain).
       if (holder && this.sessionMap.has(childId) && !this.presence.lockHolder(childId))

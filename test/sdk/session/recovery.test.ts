@@ -56,6 +56,14 @@ async function crash(workDir: string, ids: string[]): Promise<void> {
   }
 }
 
+async function until(cond: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 async function settle(s: Session): Promise<void> {
   await s.ready;
   await s.idle();
@@ -135,6 +143,31 @@ describe("session recovery", () => {
     } finally {
       await b.close();
     }
+  });
+
+  it("a subset child comes back from the autosave made when it was cut; the parent it closed does not", async () => {
+    const workDir = join(dataDir, ".work-subset");
+    const a = await recovering(workDir);
+    const parent = await a.createSession({ source: { kind: "load", path: demo }, name: "whole" });
+    await parent.ready;
+    const ticket = await a.subset(parent.id, { cell_indices: [3, 5, 8, 13] });
+    const out = await ticket.done;
+    const childId = (out.result as { child_id: string }).child_id;
+    await until(() => !a.sessions().some((s) => s.id === parent.id));
+    await settle(a.session(childId));
+    await crash(workDir, [childId]);
+    const b = await recovering(workDir);
+    try {
+      expect(b.sessions().map((s) => s.id)).toEqual([childId]);
+      const back = b.session(childId);
+      await back.ready;
+      expect(back.status).toBe("ready");
+      expect(back.data.tables[back.activeTable!]!.obs.index.values).toHaveLength(4);
+      expect(back.parentId).toBe(parent.id);
+    } finally {
+      await b.close();
+    }
+    await a.close().catch(() => {});
   });
 
   it("without recovery (the library's default) nothing is journalled", async () => {
