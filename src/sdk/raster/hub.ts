@@ -134,6 +134,8 @@ interface Entry {
 
 /** Largest thumbnail edge. */
 export const MAX_THUMBNAIL_PX = 2048;
+/** Longest side of a level composited whole for a thumbnail; larger ones are sampled first. */
+const MAX_COMPOSITE_PX = 4096;
 /** Thumbnail edge when none is asked. */
 export const DEFAULT_THUMBNAIL_PX = 384;
 
@@ -341,6 +343,22 @@ export class SessionRasters {
     return compositeRgb(planes, channels, n);
   }
 
+  private async compositeSampled(
+    store: ServedRasterStore,
+    k: number,
+    channels: readonly ChannelRender[],
+    step: number,
+    n: number,
+  ): Promise<Uint8ClampedArray> {
+    const lv = store.levels[k]!;
+    const outerAxes = store.axes.slice(0, lv.shape.length - 2);
+    const ci = outerAxes.indexOf("c");
+    const outerOf = (c: number) => outerAxes.map((_a, i) => (i === ci ? c : Math.floor(lv.shape[i]! / 2)));
+    if (store.kind === "labels") return labelsRgb(await store.sampled(k, outerOf(0), step), n);
+    const planes = await Promise.all(channels.map((ch) => store.sampled(k, outerOf(ch.index), step)));
+    return compositeRgb(planes, channels, n);
+  }
+
   /** A composited WebP tile: level `level`, tile column `col` and row `row` of `tile_size` pixels. */
   async tile(
     name: string,
@@ -416,8 +434,17 @@ export class SessionRasters {
     const hit = this.hub.images.get(key);
     if (hit) return hit;
     const out = await this.hub.renders.run(async () => {
-      const rgb = await this.composite(store, k, channels, 0, lv.height, 0, lv.width);
-      return encodeWebp(rgb, lv.width, lv.height, { lossless: opts.lossless ?? false, fitPx: maxPx });
+      const longest = Math.max(lv.width, lv.height);
+      if (longest <= MAX_COMPOSITE_PX) {
+        const rgb = await this.composite(store, k, channels, 0, lv.height, 0, lv.width);
+        return encodeWebp(rgb, lv.width, lv.height, { lossless: opts.lossless ?? false, fitPx: maxPx });
+      }
+      // A level too large to composite whole (a big single-scale labels element): sample it first.
+      const step = Math.ceil(longest / Math.max(maxPx, 1024));
+      const sw = Math.ceil(lv.width / step);
+      const sh = Math.ceil(lv.height / step);
+      const rgb = await this.compositeSampled(store, k, channels, step, sw * sh);
+      return encodeWebp(rgb, sw, sh, { lossless: opts.lossless ?? false, fitPx: maxPx });
     });
     this.hub.images.set(key, out, out.webp.byteLength);
     return out;

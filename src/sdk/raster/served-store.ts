@@ -321,6 +321,42 @@ export class ServedRasterStore {
     return out;
   }
 
+  /**
+   * Every `step`-th pixel of every `step`-th row of plane `outer` of level `k` (nearest sampling),
+   * `ceil(h/step) × ceil(w/step)`, C order; read one chunk at a time, so a huge single-scale level
+   * (labels) can be previewed without holding it.
+   */
+  async sampled(k: number, outer: readonly number[], step: number): Promise<TypedArray> {
+    const lv = this.levels[k]!;
+    const nd = lv.shape.length;
+    const cy = lv.chunks[nd - 2]!;
+    const cx = lv.chunks[nd - 1]!;
+    const oh = Math.ceil(lv.height / step);
+    const ow = Math.ceil(lv.width / step);
+    const out = allocArray(this.dtype === "bool" ? "uint8" : this.dtype, oh * ow);
+    const o = out as unknown as { [i: number]: number | bigint };
+    const outerChunk = outer.map((i, a) => Math.floor(i / lv.chunks[a]!));
+    for (let ty = 0; ty * cy < lv.height; ty++) {
+      // Sampled rows inside this chunk row.
+      const r0 = Math.ceil((ty * cy) / step);
+      const r1 = Math.min(oh, Math.ceil(Math.min(lv.height, (ty + 1) * cy) / step));
+      if (r1 <= r0) continue;
+      for (let tx = 0; tx * cx < lv.width; tx++) {
+        const c0 = Math.ceil((tx * cx) / step);
+        const c1 = Math.min(ow, Math.ceil(Math.min(lv.width, (tx + 1) * cx) / step));
+        if (c1 <= c0) continue;
+        const data = (await this.chunk(k, [...outerChunk, ty, tx])) as unknown as {
+          [i: number]: number | bigint;
+        };
+        for (let r = r0; r < r1; r++) {
+          const yy = r * step - ty * cy;
+          for (let c = c0; c < c1; c++) o[r * ow + c] = data[yy * cx + (c * step - tx * cx)]!;
+        }
+      }
+    }
+    return out;
+  }
+
   /** Element-level JSON of the level arrays (for tests and diagnostics). */
   levelMetadata(k: number): Readonly<Record<string, unknown>> {
     return this.levelMeta[k]!;

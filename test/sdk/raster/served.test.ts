@@ -148,7 +148,7 @@ describe("served raster stores of the fixtures", () => {
             )) as unknown as ArrayLike<number>;
             const own = el.levels[k];
             let want: ArrayLike<number>;
-            if (own && own.shape.every((s, i) => s === lv.shape[i])) {
+            if (own?.shape.every((s, i) => s === lv.shape[i])) {
               want = (await own.source.read([...outer, null, null])).data as unknown as ArrayLike<number>;
             } else {
               const up = store.levels[k - 1]!;
@@ -294,6 +294,40 @@ describe("composites", () => {
       4,
     );
     expect(Array.from(rgb)).toEqual([0, 0, 0, 128, 128, 128, 255, 255, 255, 255, 255, 255]);
+  });
+});
+
+describe("large single-scale labels", () => {
+  it("a thumbnail samples the level chunk by chunk instead of compositing it whole", async () => {
+    const [h, w] = [300, 5000];
+    const data = allocArray("int32", h * w) as Int32Array;
+    for (let i = 0; i < data.length; i++)
+      data[i] = 1 + (Math.floor(i / w / 50) * 100 + Math.floor((i % w) / 50));
+    const source = memoryRasterSource({ kind: "dense", dtype: "int32", shape: [h, w], data });
+    const el: LabelsElement = {
+      kind: "labels",
+      name: "cells",
+      axes: ["y", "x"],
+      dtype: "int32",
+      levels: [
+        { path: "0", shape: source.shape, chunks: source.chunks, dtype: "int32", levelTransform: [], source },
+      ],
+      transformations: {},
+    };
+    const { r } = rasters(makeSpatialData({ labels: { cells: el } }), 1024, "labels-big");
+    const store = await r.store("cells");
+    expect(store.levels.length).toBe(1);
+    const step = 5;
+    const got = (await store.sampled(0, [], step)) as Int32Array;
+    expect(got.length).toBe(Math.ceil(h / step) * Math.ceil(w / step));
+    let bad = 0;
+    for (let y = 0; y < h; y += step)
+      for (let x = 0; x < w; x += step)
+        if (got[(y / step) * (w / step) + x / step] !== data[y * w + x]) bad++;
+    expect(bad).toBe(0);
+    const th = await r.thumbnail("cells", 64);
+    expect([th.width, th.height]).toEqual([64, 4]);
+    await r.dispose();
   });
 });
 
