@@ -4,6 +4,7 @@
  * Messages name the field and the rule: `params.n_neighbors: must be >= 1`.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { MAX_JSON_DEPTH, tooDeepMessage, valueDepthOver } from "../sdk/session/input-limits.js";
 import { ParamsError } from "./errors.js";
 
 /** Compiles and caches one validator per function key. */
@@ -30,6 +31,9 @@ export class ParamsValidator {
         key,
       );
     }
+    // Before anything recursive (cloning, validation, messages) sees it.
+    if (valueDepthOver(params, MAX_JSON_DEPTH))
+      throw new ParamsError("params", [tooDeepMessage("params", MAX_JSON_DEPTH)], key);
     let fn = this.compiled.get(key);
     if (!fn) {
       fn = this.ajv.compile(schema);

@@ -5,11 +5,14 @@
  * `guard.ts`), gzip for JSON and Arrow (off the event loop, refusals honoured) with
  * `Vary: Accept-Encoding` on every such response, body limits, and the 404 answer.
  */
+import type { Socket } from "node:net";
 import compress from "@fastify/compress";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
+import { BadRequestError } from "../../sdk/session/errors.js";
+import { jsonTextDepthOver, MAX_JSON_DEPTH, tooDeepMessage } from "../../sdk/session/input-limits.js";
 import type { Service } from "../../sdk/session/service.js";
 import { ARROW_STREAM } from "./arrow.js";
-import { handleError } from "./errors.js";
+import { errorAnswer, handleError } from "./errors.js";
 import { type GuardOptions, guardPlugin } from "./guard.js";
 import { ROUTES } from "./routes/index.js";
 
@@ -30,6 +33,28 @@ export interface HttpAppOptions {
 /** Response types that are gzip-encoded when the client allows it and always carry `Vary`. */
 const COMPRESSIBLE = /^(application\/json|application\/vnd\.apache\.arrow\.stream)/;
 
+/**
+ * Connection-level errors (a request node's HTTP parser refuses: a malformed header, a body on a
+ * request that cannot have one, a timeout): answered with the usual `{detail}` body before the socket
+ * closes, instead of fastify's own shape.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, text, detail] =
+    err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [408, "Request Timeout", "the request was not received in time"]
+      : err.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "Request Header Fields Too Large", "the request headers are too large"]
+        : [400, "Bad Request", `malformed HTTP request (${err.code ?? "parse error"}: ${err.message})`];
+  const body = JSON.stringify({ detail });
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  socket.destroy(err);
+}
+
 /** Build the app (routes registered, not listening). */
 export async function buildApp(opts: HttpAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -38,8 +63,25 @@ export async function buildApp(opts: HttpAppOptions): Promise<FastifyInstance> {
     // Path segments carry field paths such as `X:CD3E` and element names; allow long ones.
     routerOptions: { maxParamLength: 1000 },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false } },
+    clientErrorHandler,
+    // A URL the router cannot decode (bad percent-encoding) or a path parameter over the length limit.
+    frameworkErrors: (err, _req, reply) => {
+      const { status, body } = errorAnswer(err);
+      void (reply as FastifyReply).code(status).type("application/json; charset=utf-8").send(body);
+    },
   });
   app.setErrorHandler(handleError);
+  // JSON bodies: refused when nested deeper than MAX_JSON_DEPTH before anything parses them, so no
+  // recursive code (validation, cloning, printing) can run out of stack on a hostile body. Otherwise
+  // fastify's own parser (prototype-poisoning keys refused).
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (req, body, done) => {
+    const text = body as string;
+    if (jsonTextDepthOver(text, MAX_JSON_DEPTH) !== null)
+      return done(new BadRequestError(tooDeepMessage("the JSON body")), undefined);
+    parseJson(req, text, done);
+  });
   // First, so its hook runs before any other on every route, the 404 answer included.
   await app.register(guardPlugin, opts.guard ?? { token: null, allowedHosts: [], allowedOrigins: [] });
   app.setNotFoundHandler((request, reply) => {

@@ -21,6 +21,12 @@ export type CellIndex = number;
 /** A colour as `#rrggbb` (or `#rrggbbaa`). @pattern ^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$ */
 export type HexColor = string;
 
+/** A name: an obs column, a category. @maxLength 256 */
+export type Name = string;
+
+/** A polygon ring: 3 to 100,000 [x, y] vertices. @minItems 3 @maxItems 100000 */
+export type Ring = number[][];
+
 const HEX_COLOR = /^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$/;
 
 /** Params of `rename_obs_column`. */
@@ -28,11 +34,13 @@ export interface RenameObsColumnParams {
   /**
    * The obs column to rename.
    * @widget obs_key
+   * @maxLength 256
    */
   old_name: string;
   /**
    * Its new name; must not exist yet.
    * @minLength 1
+   * @maxLength 256
    */
   new_name: string;
 }
@@ -51,7 +59,7 @@ export async function rename_obs_column(
   const col = obsColumn(t, ctx.table, old_name);
   if (old_name === new_name)
     throw new Error(`rename_obs_column: old_name and new_name are both "${old_name}"`);
-  if (t.obs.columns[new_name])
+  if (Object.hasOwn(t.obs.columns, new_name))
     throw new Error(`table "${ctx.table}" already has an obs column "${new_name}"`);
   if (t.annotation && (t.annotation.regionKey === old_name || t.annotation.instanceKey === old_name)) {
     throw new Error(
@@ -73,14 +81,18 @@ export async function rename_obs_column(
 
 /** Params of `rename_categories`. */
 export interface RenameCategoriesParams {
-  /** The categorical obs column whose categories to rename. */
+  /**
+   * The categorical obs column whose categories to rename.
+   * @maxLength 256
+   */
   key: string;
   /**
    * Old category → new category; categories not listed keep their name.
    * @widget obs_value_map
    * @boundTo key
+   * @maxProperties 100000
    */
-  mapping: Record<string, string>;
+  mapping: Record<string, Name>;
 }
 
 /**
@@ -101,7 +113,7 @@ export async function rename_categories(
       `obs column "${params.key}" has no categor${unknown.length > 1 ? "ies" : "y"} ${unknown.map((u) => `"${u}"`).join(", ")}`,
     );
   }
-  const renamed = labels.map((l) => params.mapping[l] ?? l);
+  const renamed = labels.map((l) => (Object.hasOwn(params.mapping, l) ? params.mapping[l]! : l));
   const seen = new Set<string>();
   for (const r of renamed) {
     if (seen.has(r))
@@ -120,12 +132,16 @@ export async function rename_categories(
 
 /** Params of `set_category_colors`. */
 export interface SetCategoryColorsParams {
-  /** The categorical obs column to colour. */
+  /**
+   * The categorical obs column to colour.
+   * @maxLength 256
+   */
   key: string;
   /**
    * Category → colour (`#rrggbb`). Categories not listed keep their colour (or get scanpy's default).
    * @widget obs_value_map
    * @boundTo key
+   * @maxProperties 100000
    */
   colors: Record<string, HexColor>;
 }
@@ -147,7 +163,10 @@ export async function set_category_colors(
     if (!HEX_COLOR.test(color)) throw new Error(`colour "${color}" of category "${cat}" is not #rrggbb`);
   }
   const current = existingColors(sd, ctx.table, params.key, labels.length);
-  const colors = labels.map((l, i) => params.colors[l] ?? current?.[i] ?? defaultColor(i));
+  const colors = labels.map(
+    (l, i) =>
+      (Object.hasOwn(params.colors, l) ? params.colors[l] : undefined) ?? current?.[i] ?? defaultColor(i),
+  );
   return { tables: { [ctx.table]: { uns: { [`${params.key}_colors`]: stringArray(colors) } } } };
 }
 
@@ -163,11 +182,13 @@ export interface AnnotateCellsParams {
   /**
    * The categorical obs column holding the labels (created when absent).
    * @widget obs_categorical
+   * @maxLength 256
    */
   region_set: string;
   /**
    * The label to give the chosen cells; added as a new category when the column lacks it.
    * @minLength 1
+   * @maxLength 256
    */
   category: string;
   /**
@@ -180,8 +201,9 @@ export interface AnnotateCellsParams {
    * the cells whose point lies inside any of them are labelled (give this or `cell_indices`). A
    * drawn region stays a few numbers in the history, however many cells it holds.
    * @widget json
+   * @maxItems 1000
    */
-  polygons?: number[][][];
+  polygons?: Ring[];
 }
 
 /**
@@ -195,7 +217,9 @@ export async function annotate_cells(
 ): Promise<Change> {
   const t = activeTable(sd, ctx.table);
   const n = nObs(t);
-  const existing = t.obs.columns[params.region_set];
+  const existing = Object.hasOwn(t.obs.columns, params.region_set)
+    ? t.obs.columns[params.region_set]
+    : undefined;
   if (existing && existing.kind !== "categorical") {
     throw new Error(
       `obs column "${params.region_set}" of table "${ctx.table}" is ${existing.kind}, not categorical`,
@@ -238,6 +262,7 @@ export interface ObsValuesParams {
   /**
    * The obs column to count.
    * @widget obs_key
+   * @maxLength 256
    */
   column: string;
   /**

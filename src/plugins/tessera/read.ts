@@ -8,6 +8,7 @@ export interface OpenDataParams {
   /**
    * The input: a SpatialData or AnnData zarr store (folder or `.zarr.zip`), an `.h5ad`, an OME-Zarr,
    * an OME-TIFF, or a Tessera checkpoint.
+   * @maxLength 4096
    */
   path: string;
 }

@@ -9,7 +9,7 @@ import type { Table } from "../../sdk/data/table.js";
 
 /** The table `name` of `sd`, or an error naming it and the tables there are. */
 export function activeTable(sd: SpatialData, name: string): Table {
-  const t = sd.tables[name];
+  const t = Object.hasOwn(sd.tables, name) ? sd.tables[name] : undefined;
   if (!t) {
     const have = Object.keys(sd.tables);
     throw new Error(`no table "${name}" (tables: ${have.length ? have.join(", ") : "none"})`);
@@ -19,7 +19,7 @@ export function activeTable(sd: SpatialData, name: string): Table {
 
 /** The obs column `column` of table `table`, or an error naming both. */
 export function obsColumn(t: Table, table: string, column: string): Column {
-  const col = t.obs.columns[column];
+  const col = Object.hasOwn(t.obs.columns, column) ? t.obs.columns[column] : undefined;
   if (!col) throw new Error(`table "${table}" has no obs column "${column}"`);
   return col;
 }

@@ -76,6 +76,30 @@ function cleanSchema(node: unknown): void {
   for (const v of Object.values(o)) cleanSchema(v);
 }
 
+/**
+ * Longest string a param accepts when its type sets no `@maxLength` (free text): whatever a client
+ * sends is kept in the session's history, so no string is unbounded. Names carry a tighter
+ * `@maxLength` on their type.
+ */
+export const DEFAULT_STRING_MAX_LENGTH = 10_000;
+
+/** Keys whose values are data, not schemas (not walked by `boundStrings`). */
+const VALUE_KEYS = new Set(["default", "examples", "const", "enum"]);
+
+/** Give every string schema without a length bound, enum or const `maxLength` DEFAULT_STRING_MAX_LENGTH (in place). */
+function boundStrings(node: unknown): void {
+  if (Array.isArray(node)) {
+    node.forEach(boundStrings);
+    return;
+  }
+  if (!node || typeof node !== "object") return;
+  const o = node as Json;
+  const types = ([] as unknown[]).concat(o.type ?? []);
+  if (types.includes("string") && o.maxLength === undefined && o.enum === undefined && o.const === undefined)
+    o.maxLength = DEFAULT_STRING_MAX_LENGTH;
+  for (const [k, v] of Object.entries(o)) if (!VALUE_KEYS.has(k)) boundStrings(v);
+}
+
 /** Build the manifest of the plugin folder `dir` (nothing is written). */
 export async function buildManifest(dir: string, opts: BuildOptions = {}): Promise<Manifest> {
   const absDir = resolve(dir);
@@ -161,6 +185,7 @@ function finishSchema(
   }
   cleanSchema(schema);
   pruneDefinitions(schema);
+  boundStrings(schema);
   if (!schema.type) schema.type = "object";
   // `Record<string, never>` (no params) comes out as `additionalProperties: {not: {}}`; say it plainly.
   const ap = schema.additionalProperties;

@@ -56,7 +56,12 @@ const MAP_SLOTS = ["obsm", "varm", "obsp", "varp", "layers"] as const;
 function applyFrame(df: DataFrame, updates: Updates<Column>): DataFrame {
   let out = df;
   for (const [name, col] of Object.entries(updates)) {
-    out = col === null ? (name in out.columns ? withoutColumn(out, name) : out) : withColumn(out, name, col);
+    out =
+      col === null
+        ? Object.hasOwn(out.columns, name)
+          ? withoutColumn(out, name)
+          : out
+        : withColumn(out, name, col);
   }
   return out;
 }
@@ -65,7 +70,8 @@ function applyMap<T>(rec: Readonly<Record<string, T>>, updates: Updates<T>): Rec
   const out: Record<string, T> = { ...rec };
   for (const [k, v] of Object.entries(updates)) {
     if (v === null) delete out[k];
-    else out[k] = v;
+    // A defined own property even for a key such as `__proto__` (an assignment would set the prototype).
+    else Object.defineProperty(out, k, { value: v, writable: true, enumerable: true, configurable: true });
   }
   return out;
 }
@@ -115,7 +121,7 @@ export function applyChange(sd: SpatialData, change: Change): AppliedChange {
     note("tables", name, `tables:${name}`);
   }
   for (const [name, tc] of Object.entries(change.tables ?? {})) {
-    const t = out.tables[name];
+    const t = Object.hasOwn(out.tables, name) ? out.tables[name] : undefined;
     if (!t) throw new Error(`change: no table "${name}" to update`);
     out = withElement(out, "tables", name, applyTableChange(t, tc));
     if (tc.X !== undefined) note("X", "X", `tables:${name}:X`);

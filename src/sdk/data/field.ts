@@ -6,6 +6,7 @@ import { type DenseArray, numberAt, type SparseMatrix, type StringArray, shortFl
 import { type Column, columnValue, type DataFrame } from "./dataframe.js";
 import { formatFieldPath, parseFieldPath } from "./fieldpath.js";
 import { loadMatrix, type MatrixSlot } from "./lazy.js";
+import { own } from "./own.js";
 import { getElement, type SpatialData } from "./spatialdata.js";
 import { nObs, type Table } from "./table.js";
 import { isUnsDict, type UnsValue } from "./uns.js";
@@ -42,7 +43,8 @@ export function resolveTable(
 function frameTable(df: DataFrame, only?: string): FieldTable {
   const names = only === undefined ? df.columnOrder : [only];
   for (const n of names)
-    if (!(n in df.columns)) throw new Error(`no column "${n}" (have: ${df.columnOrder.join(", ")})`);
+    if (!Object.hasOwn(df.columns, n))
+      throw new Error(`no column "${n}" (have: ${df.columnOrder.join(", ")})`);
   return {
     index: df.index.values.map((v) => v ?? ""),
     indexName: df.indexName,
@@ -163,7 +165,7 @@ export async function readField(sd: SpatialData, path: string, active?: string):
     case "X":
     case "layers": {
       const slotValue: MatrixSlot | null =
-        slot === "X" ? table.X : key !== undefined ? (table.layers[key] ?? null) : null;
+        slot === "X" ? table.X : key !== undefined ? (own(table.layers, key) ?? null) : null;
       if (slot === "layers" && (key === undefined || !slotValue)) return fail(Object.keys(table.layers));
       if (!slotValue) throw new Error(`field ${path}: the table has no X`);
       const m = await loadMatrix(slotValue);
@@ -184,8 +186,8 @@ export async function readField(sd: SpatialData, path: string, active?: string):
     case "obsp":
     case "varp": {
       const rec = table[slot] as Readonly<Record<string, MatrixSlot | DataFrame>>;
-      if (key === undefined || !rec[key]) return fail(Object.keys(rec));
-      const v = rec[key]!;
+      const v = key === undefined ? undefined : own(rec, key);
+      if (key === undefined || !v) return fail(Object.keys(rec));
       if (v.kind === "dataframe") return frameTable(v);
       const rowNames =
         slot === "obsm" ? names : slot === "varm" ? table.var.index.values.map((x) => x ?? "") : null;
@@ -199,7 +201,7 @@ export async function readField(sd: SpatialData, path: string, active?: string):
     case "uns": {
       if (key === undefined) return unsTable(table.uns, "uns");
       let node: UnsValue | undefined = table.uns;
-      for (const part of key.split("/")) node = isUnsDict(node) ? node.entries[part] : undefined;
+      for (const part of key.split("/")) node = isUnsDict(node) ? own(node.entries, part) : undefined;
       if (node === undefined) return fail(Object.keys(table.uns.entries));
       return unsTable(node, key);
     }

@@ -10,6 +10,7 @@
 import { BadRequestError, NotFoundError } from "../session/errors.js";
 import { numberAt, shortFloat32 } from "./arrays.js";
 import { type Column, columnKind } from "./dataframe.js";
+import { own } from "./own.js";
 import type { Table } from "./table.js";
 
 /** A value and how many rows hold it. */
@@ -68,7 +69,7 @@ export function obsValueCounts(
   column: string,
   opts: { maxDistinct?: number } = {},
 ): ValueCount[] {
-  const col = table.obs.columns[column];
+  const col = own(table.obs.columns, column);
   if (!col || !table.obs.columnOrder.includes(column)) throw new NotFoundError(`no obs column "${column}"`);
   if (col.kind === "categorical") {
     const cats = col.categories;

@@ -49,7 +49,8 @@ export function validateAffine(value: unknown): Affine6 {
 
 /** The table's region element, or a NotFoundError saying why there is none. */
 export function requireRegionElement(sd: SpatialData, tableName: string | null): RegionElement {
-  if (!tableName || !sd.tables[tableName]) throw new NotFoundError("the session has no active table");
+  if (!tableName || !Object.hasOwn(sd.tables, tableName))
+    throw new NotFoundError("the session has no active table");
   const r = regionElement(sd, tableName);
   if (!r)
     throw new NotFoundError(

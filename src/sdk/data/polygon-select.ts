@@ -9,6 +9,7 @@
  * `Float64Array` of vertices with the edge slopes precomputed once per polygon.
  */
 import { BadRequestError } from "../session/errors.js";
+import { MAX_POLYGON_VERTICES, MAX_POLYGONS } from "../session/input-limits.js";
 
 /** A polygon as the API carries it: a ring of `[x, y]` vertices (3 or more). */
 export type PolygonRing = readonly (readonly number[])[];
@@ -26,15 +27,24 @@ interface PreparedRing {
 }
 
 /**
- * Check the shape of a polygon list from a request: an array of rings, each of at least 3 vertices
- * of two finite numbers. Throws a BadRequestError naming the first problem (`polygons[2][5]`).
+ * Check the shape of a polygon list from a request: an array of at most MAX_POLYGONS rings, each of 3
+ * to MAX_POLYGON_VERTICES vertices of two finite numbers. Throws a BadRequestError naming the first
+ * problem (`polygons[2][5]`).
  */
 export function validatePolygons(polygons: unknown, field = "polygons"): PolygonRing[] {
   if (!Array.isArray(polygons) || polygons.length === 0)
     throw new BadRequestError(`${field} must be a non-empty array of polygons`);
+  if (polygons.length > MAX_POLYGONS)
+    throw new BadRequestError(
+      `${field} has ${polygons.length} polygons; at most ${MAX_POLYGONS} are accepted`,
+    );
   polygons.forEach((ring, i) => {
     if (!Array.isArray(ring) || ring.length < 3)
       throw new BadRequestError(`${field}[${i}] must be a ring of at least 3 [x, y] vertices`);
+    if (ring.length > MAX_POLYGON_VERTICES)
+      throw new BadRequestError(
+        `${field}[${i}] has ${ring.length} vertices; a polygon may have at most ${MAX_POLYGON_VERTICES}`,
+      );
     ring.forEach((v, j) => {
       if (
         !Array.isArray(v) ||

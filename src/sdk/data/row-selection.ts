@@ -6,6 +6,7 @@
  */
 import { BadRequestError } from "../session/errors.js";
 import { loadMatrix } from "./lazy.js";
+import { own } from "./own.js";
 import { type PolygonRing, selectInPolygons, validatePolygons } from "./polygon-select.js";
 import type { SpatialData } from "./spatialdata.js";
 import { nObs } from "./table.js";
@@ -40,7 +41,7 @@ export async function resolveRowSelection(
   tableName: string | null,
   req: RowSelectionRequest,
 ): Promise<RowSelection> {
-  const t = tableName ? sd.tables[tableName] : undefined;
+  const t = tableName ? own(sd.tables, tableName) : undefined;
   if (!t || !tableName) throw new BadRequestError("the session has no table to select cells from");
   const hasPolygons = req.polygons !== undefined;
   const hasIndices = req.cell_indices !== undefined;

@@ -26,10 +26,12 @@
  */
 
 import { BadRequestError, NotFoundError } from "../session/errors.js";
+import { MAX_POLYGON_VERTICES, MAX_TEXT_LENGTH } from "../session/input-limits.js";
 import { type AffineMatrix, identityMatrix } from "./affine.js";
 import { allocArray, type StringArray } from "./arrays.js";
 import { columnValue, dataFrame } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";
+import { own } from "./own.js";
 import { coordinateSystems, type SpatialData, transformTo } from "./spatialdata.js";
 import { defaultAxes, type Transformation } from "./transforms.js";
 
@@ -80,7 +82,7 @@ const VERTICES: Record<ShapeKind, [number, number]> = {
   arrow: [2, 10_000],
   line: [2, 10_000],
   box: [2, 2],
-  polygon: [3, 100_000],
+  polygon: [3, MAX_POLYGON_VERTICES],
   ellipse: [2, 2],
   text: [1, 1],
 };
@@ -112,6 +114,8 @@ export function parseShapeAnnotation(body: unknown, id: string): ShapeAnnotation
   });
   const text = b.text === undefined ? SHAPE_DEFAULTS.text : b.text;
   if (text !== null && typeof text !== "string") throw new BadRequestError("text must be a string or null");
+  if (typeof text === "string" && text.length > MAX_TEXT_LENGTH)
+    throw new BadRequestError(`text has ${text.length} characters; at most ${MAX_TEXT_LENGTH} are accepted`);
   if (kind === "text" && !text?.trim()) throw new BadRequestError("a text annotation needs a non-empty text");
   const color = b.color === undefined ? SHAPE_DEFAULTS.color : b.color;
   if (typeof color !== "string" || !HEX.test(color)) throw new BadRequestError("color must be #rrggbb");
@@ -240,10 +244,10 @@ export function outlineRing(s: ShapeAnnotation): [number, number][] {
 
 /** The 2-d transformations the annotations element carries: the table region element's placement. */
 function annotationTransformations(sd: SpatialData, table: string | null): Record<string, Transformation> {
-  const t = table ? sd.tables[table] : undefined;
+  const t = table ? own(sd.tables, table) : undefined;
   const regions = t?.annotation ? [t.annotation.region].flat() : [];
   const region = regions
-    .map((r) => sd.shapes[r] ?? sd.labels[r] ?? sd.points[r] ?? sd.images[r])
+    .map((r) => own(sd.shapes, r) ?? own(sd.labels, r) ?? own(sd.points, r) ?? own(sd.images, r))
     .find((e) => e !== undefined);
   const systems = region ? Object.keys(region.transformations) : [];
   const all = coordinateSystems(sd);

@@ -13,6 +13,7 @@ import { BadRequestError, NotFoundError } from "../session/errors.js";
 import type { AffineMatrix } from "./affine.js";
 import { type Column, columnValue } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";
+import { own } from "./own.js";
 import { ANNOTATIONS_ELEMENT } from "./shape-annotations.js";
 import type { SpatialData } from "./spatialdata.js";
 import type { Table } from "./table.js";
@@ -56,8 +57,8 @@ export function cellRows(el: ShapesElement, t: Table | undefined): Int32Array {
   const ann = t?.annotation;
   const regions = regionNames(t);
   if (!t || !ann || !regions.includes(el.name)) return out;
-  const inst: Column | undefined = t.obs.columns[ann.instanceKey];
-  const regionCol: Column | undefined = t.obs.columns[ann.regionKey];
+  const inst: Column | undefined = own(t.obs.columns, ann.instanceKey);
+  const regionCol: Column | undefined = own(t.obs.columns, ann.regionKey);
   if (!inst) return out;
   const rows = new Map<string, number>();
   const nObs = t.obs.index.values.length;
@@ -142,7 +143,7 @@ function build(el: ShapesElement, m: AffineMatrix, t: Table | undefined): Canvas
 export function canvasShapes(sd: SpatialData, tableName: string | null, name: string): CanvasShapes {
   if (name === ANNOTATIONS_ELEMENT)
     throw new NotFoundError(`"${ANNOTATIONS_ELEMENT}" holds drawn annotations, not cell boundaries`);
-  const el = sd.shapes[name];
+  const el = own(sd.shapes, name);
   if (!el) {
     const have = Object.keys(sd.shapes).filter((n) => n !== ANNOTATIONS_ELEMENT);
     throw new NotFoundError(`no shapes element "${name}"${have.length ? ` (have: ${have.join(", ")})` : ""}`);
@@ -157,7 +158,7 @@ export function canvasShapes(sd: SpatialData, tableName: string | null, name: st
       `shapes element "${name}" has no transformation into the world coordinate system (${err instanceof Error ? err.message : String(err)})`,
     );
   }
-  const t = tableName ? sd.tables[tableName] : undefined;
+  const t = tableName ? own(sd.tables, tableName) : undefined;
   const key = m.flat().join(",");
   const hit = cache.get(el);
   if (hit && hit.key === key && hit.table === t) return hit.value;

@@ -10,6 +10,7 @@ import type {
   ShapesElement,
   SpatialElement,
 } from "./elements.js";
+import { own } from "./own.js";
 import type { Table } from "./table.js";
 import { spatialAxes, transformationMatrix } from "./transforms.js";
 
@@ -84,7 +85,7 @@ export function withoutElement(sd: SpatialData, kind: ElementKind, name: string)
 
 /** Look an element up, or throw an error naming what is missing and what exists. */
 export function getElement<K extends ElementKind>(sd: SpatialData, kind: K, name: string): ElementOfKind[K] {
-  const el = (sd[kind] as Record<string, ElementOfKind[K]>)[name];
+  const el = own(sd[kind] as Record<string, ElementOfKind[K]>, name);
   if (!el) {
     const have = Object.keys(sd[kind]);
     throw new Error(

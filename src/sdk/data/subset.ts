@@ -401,8 +401,8 @@ function regionsOf(t: Table): string[] {
 /** The element (of any spatial family) the table's rows live in: its first annotated region. */
 function regionElement(sd: SpatialData, t: Table) {
   for (const name of regionsOf(t)) {
-    const el = sd.shapes[name] ?? sd.labels[name] ?? sd.points[name] ?? sd.images[name];
-    if (el) return el;
+    for (const family of [sd.shapes, sd.labels, sd.points, sd.images] as const)
+      if (Object.hasOwn(family, name)) return family[name];
   }
   return undefined;
 }
@@ -421,7 +421,7 @@ export function subsetCoordinateSystem(sd: SpatialData, tableName: string, reque
       );
     return requested;
   }
-  const t = sd.tables[tableName];
+  const t = Object.hasOwn(sd.tables, tableName) ? sd.tables[tableName] : undefined;
   const el = t ? regionElement(sd, t) : undefined;
   const own = el ? Object.keys(el.transformations) : [];
   if (own.includes("global")) return "global";
@@ -512,7 +512,7 @@ export async function subsetSpatialData(
   opts: SubsetOptions = {},
 ): Promise<SpatialData> {
   const log = opts.log ?? (() => {});
-  const t = sd.tables[tableName];
+  const t = Object.hasOwn(sd.tables, tableName) ? sd.tables[tableName] : undefined;
   if (!t) throw new Error(`subset: no table "${tableName}"`);
   const tables: Record<string, Table> = { ...sd.tables };
   tables[tableName] = await subsetTableRows(t, mask, opts.signal);
@@ -528,7 +528,7 @@ export async function subsetSpatialData(
   }
   const shapes: Record<string, ShapesElement> = { ...sd.shapes };
   for (const [name, ids] of kept) {
-    const s = sd.shapes[name];
+    const s = Object.hasOwn(sd.shapes, name) ? sd.shapes[name] : undefined;
     if (!s) continue;
     const idx = s.frame.index.values;
     const m = new Uint8Array(idx.length);

@@ -11,6 +11,7 @@ import { BadRequestError, NotFoundError } from "../session/errors.js";
 import { numberAt } from "./arrays.js";
 import { type Column, columnValue, type DataFrame, nRows } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";
+import { own } from "./own.js";
 import type { SpatialData } from "./spatialdata.js";
 
 /** Default page length. */
@@ -85,7 +86,7 @@ export function jsonSafe(v: string | number | boolean | bigint | null): CellValu
 function resolveTarget(sd: SpatialData, active: string | null, path: string): Target {
   const table = (name: string | null, slot: "obs" | "var"): Target => {
     if (name === null) throw new NotFoundError("the session has no table");
-    const t = sd.tables[name];
+    const t = own(sd.tables, name);
     if (!t) throw new NotFoundError(`no table "${name}"`);
     return { frame: t[slot] };
   };
@@ -96,11 +97,11 @@ function resolveTarget(sd: SpatialData, active: string | null, path: string): Ta
   if (e) {
     const name = e[2]!;
     if (e[1] === "shapes") {
-      const el = sd.shapes[name];
+      const el = own(sd.shapes, name);
       if (!el) throw new NotFoundError(`no shapes element "${name}"`);
       return { frame: el.frame, shapes: el };
     }
-    const el = sd.points[name];
+    const el = own(sd.points, name);
     if (!el) throw new NotFoundError(`no points element "${name}"`);
     return { frame: el.frame };
   }

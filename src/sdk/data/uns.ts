@@ -5,6 +5,7 @@
  */
 import type { Categorical, DenseArray, NullableArray, SparseMatrix, StringArray } from "./arrays.js";
 import type { DataFrame } from "./dataframe.js";
+import { own } from "./own.js";
 
 /** A scalar leaf (anndata `numeric-scalar`, `string`, or a 0-d array read as a scalar). */
 export type UnsScalar = number | bigint | string | boolean | null;
@@ -41,7 +42,7 @@ export function unsGet(root: UnsDict, path: string): UnsValue | undefined {
   let node: UnsValue | undefined = root;
   for (const part of path.split("/").filter(Boolean)) {
     if (!isUnsDict(node)) return undefined;
-    node = node.entries[part];
+    node = own(node.entries, part);
   }
   return node;
 }
@@ -51,7 +52,7 @@ export function unsSet(root: UnsDict, path: string, value: UnsValue): UnsDict {
   const [head, ...rest] = path.split("/").filter(Boolean);
   if (head === undefined) throw new Error("unsSet: empty path");
   if (rest.length === 0) return unsDict({ ...root.entries, [head]: value });
-  const child = root.entries[head];
+  const child = own(root.entries, head);
   const base = isUnsDict(child) ? child : unsDict();
   return unsDict({ ...root.entries, [head]: unsSet(base, rest.join("/"), value) });
 }
@@ -59,12 +60,12 @@ export function unsSet(root: UnsDict, path: string, value: UnsValue): UnsDict {
 /** A new tree without the node at `path`. */
 export function unsDelete(root: UnsDict, path: string): UnsDict {
   const [head, ...rest] = path.split("/").filter(Boolean);
-  if (head === undefined || !(head in root.entries)) return root;
+  if (head === undefined || !Object.hasOwn(root.entries, head)) return root;
   if (rest.length === 0) {
     const { [head]: _gone, ...others } = root.entries;
     return unsDict(others);
   }
-  const child = root.entries[head];
+  const child = own(root.entries, head);
   if (!isUnsDict(child)) return root;
   return unsDict({ ...root.entries, [head]: unsDelete(child, rest.join("/")) });
 }

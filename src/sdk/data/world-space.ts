@@ -16,6 +16,7 @@
  */
 import { type AffineMatrix, identityMatrix, invert, multiply } from "./affine.js";
 import type { SpatialElement } from "./elements.js";
+import { own } from "./own.js";
 import { type SpatialData, transformTo } from "./spatialdata.js";
 import { subsetCoordinateSystem } from "./subset.js";
 import type { Table } from "./table.js";
@@ -34,10 +35,10 @@ export function regionNames(t: Table | undefined): string[] {
 
 /** The element the rows of table `tableName` describe, or null (no table, no annotation, absent). */
 export function regionElement(sd: SpatialData, tableName: string | null): RegionElement | null {
-  const t = tableName ? sd.tables[tableName] : undefined;
+  const t = tableName ? own(sd.tables, tableName) : undefined;
   for (const name of regionNames(t)) {
     for (const family of ["shapes", "labels", "points", "images"] as const) {
-      const el = sd[family][name];
+      const el = own<RegionElement["element"]>(sd[family], name);
       if (el) return { family, element: el };
     }
   }

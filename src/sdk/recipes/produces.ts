@@ -89,10 +89,10 @@ const NAMING_PARAMS = ["key_added", "new_name", "new_key", "new_column", "column
  */
 export function producedBy(step: Descriptor, effect: string | undefined): string[] {
   if (effect === "plot" || effect === "extract" || step.namespace === "pl") return [];
-  const known = KNOWN[stepKey(step)];
+  const known = Object.hasOwn(KNOWN, stepKey(step)) ? KNOWN[stepKey(step)] : undefined;
   if (known) return known(step.params);
   for (const n of NAMING_PARAMS) {
-    const v = step.params[n];
+    const v = Object.hasOwn(step.params, n) ? step.params[n] : undefined;
     if (typeof v === "string" && v) return [`obs:${v}`];
   }
   return [];

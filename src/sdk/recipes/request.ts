@@ -8,6 +8,7 @@
  * 1), and a catalog entry's flat `{name, description, steps, params}` stands for `meta`.
  */
 import { BadRequestError } from "../session/errors.js";
+import { MAX_JSON_DEPTH, MAX_RECIPE_STEPS, tooDeepMessage, valueDepthOver } from "../session/input-limits.js";
 import { parseRecipe, type Recipe } from "./model.js";
 import type { RecipeValues } from "./substitute.js";
 
@@ -27,7 +28,13 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /** Parse a posted recipe request (see the module comment); throws `BadRequestError`. */
 export function parseRecipeRequest(body: unknown): RecipeRequest {
   if (!isObject(body)) throw new BadRequestError("body: a recipe is a JSON object");
+  if (valueDepthOver(body, MAX_JSON_DEPTH)) throw new BadRequestError(tooDeepMessage("body"));
   const { mode = "run", values = {}, name, description, ...rest } = body;
+  // Bounded before any step is validated: staging thousands of steps at once would hold the event loop.
+  if (Array.isArray(rest.steps) && rest.steps.length > MAX_RECIPE_STEPS)
+    throw new BadRequestError(
+      `body.steps has ${rest.steps.length} steps; a request may run or stage at most ${MAX_RECIPE_STEPS}`,
+    );
   if (mode !== "run" && mode !== "stage")
     throw new BadRequestError(`body.mode must be "run" or "stage", got ${JSON.stringify(mode)}`);
   if (!isObject(values)) throw new BadRequestError("body.values must be an object {<param name>: value}");

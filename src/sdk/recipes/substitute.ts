@@ -14,7 +14,7 @@ export type RecipeValues = Readonly<Record<string, unknown>>;
 export function resolveValues(recipe: Recipe, values: RecipeValues = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const p of recipe.params ?? []) {
-    const given = values[p.name];
+    const given = Object.hasOwn(values, p.name) ? values[p.name] : undefined;
     out[p.name] = given !== undefined ? given : p.schema.default !== undefined ? p.schema.default : null;
   }
   return out;
@@ -36,7 +36,7 @@ const DROP = Symbol("drop");
 
 function substituteValue(v: unknown, resolved: Record<string, unknown>): unknown {
   if (isParamRef(v)) {
-    const r = resolved[v.$param];
+    const r = Object.hasOwn(resolved, v.$param) ? resolved[v.$param] : undefined;
     return r === null || r === undefined ? DROP : r;
   }
   if (Array.isArray(v)) return v.map((x) => substituteValue(x, resolved)).filter((x) => x !== DROP);

@@ -9,6 +9,8 @@
  * completes, every display's `color_by` becomes `obs:<region_set>` and a given `color` becomes that
  * category's `category_colors` override on every display (one `display.updated` each).
  */
+
+import { own } from "../data/own.js";
 import { resolveRowSelection } from "../data/row-selection.js";
 import type { DisplaySpec } from "../io/checkpoint/app-state.js";
 import { BadRequestError, StateError } from "./errors.js";
@@ -63,9 +65,9 @@ export async function annotate(session: Session, req: AnnotateRequest): Promise<
   if (req.color !== undefined && (typeof req.color !== "string" || !HEX.test(req.color)))
     throw new BadRequestError(`color must be #rrggbb, got ${JSON.stringify(req.color)}`);
   const table = session.activeTable;
-  const t = table ? session.data.tables[table] : undefined;
+  const t = table ? own(session.data.tables, table) : undefined;
   if (!t || !table) throw new BadRequestError("the session has no table to annotate");
-  const existing = t.obs.columns[regionSet];
+  const existing = own(t.obs.columns, regionSet);
   if (existing && existing.kind !== "categorical")
     throw new BadRequestError(`obs column "${regionSet}" exists and is ${existing.kind}, not categorical`);
   if (t.annotation && [t.annotation.regionKey, t.annotation.instanceKey].includes(regionSet))

@@ -5,10 +5,9 @@
  * the paths is the session's job (`Session.create`); this module only checks the shape, plus (for a
  * `load`) that the contained path exists, so a typo does not cost a session slot.
  */
-import { stat } from "node:fs/promises";
 import { BadRequestError } from "./errors.js";
 import type { SessionFunctions } from "./functions.js";
-import { containPath } from "./paths.js";
+import { containPath, requireReadable } from "./paths.js";
 import type { CreateSessionRequest, SessionSource } from "./types.js";
 
 /** Longest accepted session name and load id (characters). */
@@ -99,9 +98,6 @@ export async function checkCreateSessionRequest(
     return;
   }
   const real = await containPath(dataDir, src.path, "source.path");
-  try {
-    await stat(real);
-  } catch {
-    throw new BadRequestError(`source.path: ${JSON.stringify(src.path)}: no such file or directory`);
-  }
+  // There, and a file or folder (a FIFO or device would block whoever opens it).
+  await requireReadable(real, "source.path", src.path);
 }

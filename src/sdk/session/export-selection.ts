@@ -10,6 +10,7 @@
  * `obs`, `var`, `uns`, the active table, nor an obsm entry a display draws its coordinates from.
  */
 import { parseFieldPath } from "../data/fieldpath.js";
+import { own } from "../data/own.js";
 import {
   type DataSelection,
   type ElementInclude,
@@ -103,7 +104,7 @@ function checkLevels(raw: unknown, ctx: SelectionContext, include: ElementInclud
   const out: Record<string, number> = {};
   const images = Object.keys(ctx.data.images);
   for (const [name, v] of Object.entries(raw)) {
-    const el = ctx.data.images[name];
+    const el = own(ctx.data.images, name);
     if (!el) bad(`levels names unknown image "${name}"${have(images)}`);
     if (include.images && !include.images.includes(name))
       bad(`levels names image "${name}", which include.images drops`);
@@ -120,7 +121,7 @@ function checkSlots(raw: unknown, ctx: SelectionContext, include: ElementInclude
   const out: Record<string, string[]> = {};
   const tables = Object.keys(ctx.data.tables);
   for (const [name, list] of Object.entries(raw)) {
-    const t = ctx.data.tables[name];
+    const t = own(ctx.data.tables, name);
     if (!t) bad(`slots names unknown table "${name}"${have(tables)}`);
     if (include.tables && !include.tables.includes(name))
       bad(`slots names table "${name}", which include.tables drops`);
@@ -152,7 +153,7 @@ export function checkSelection(req: SelectionRequest, ctx: SelectionContext): Ex
     const kept = slots[activeTable];
     for (const d of ctx.app.displays) {
       for (const key of drawnObsmKeys(d)) {
-        if (activeTable !== ctx.activeTable && !(key in t.obsm))
+        if (activeTable !== ctx.activeTable && !Object.hasOwn(t.obsm, key))
           bad(
             `display ${d.id} draws from obsm/${key}, which the export's active table "${activeTable}" (first in include.tables) does not have`,
           );
@@ -177,10 +178,10 @@ function readsDropped(
   } catch {
     return false;
   }
-  if (fp.kind === "element") return !(fp.name in after[fp.family]);
+  if (fp.kind === "element") return !Object.hasOwn(after[fp.family], fp.name);
   const table = fp.table ?? sel.sourceActiveTable;
   if (table === null) return false;
-  if (!after.tables[table]) return true;
+  if (!own(after.tables, table)) return true;
   const kept = sel.slots?.[table];
   if (fp.kind !== "table" || !kept) return false;
   if (fp.slot === "X" || fp.slot === "raw") return !kept.includes(fp.slot);

@@ -41,7 +41,7 @@ export function describeFields(sd: SpatialData, active: string | null): SessionF
 
 /** The table a session colours and analyses: `table` if present, else the first, else null. */
 export function defaultActiveTable(sd: SpatialData, preferred?: string | null): string | null {
-  if (preferred && sd.tables[preferred]) return preferred;
+  if (preferred && Object.hasOwn(sd.tables, preferred)) return preferred;
   const names = Object.keys(sd.tables);
   if (names.includes("table")) return "table";
   return names[0] ?? null;

@@ -6,6 +6,7 @@
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { PathError } from "./errors.js";
+import { MAX_JSON_DEPTH, tooDeepMessage, valueDepthOver } from "./input-limits.js";
 
 /** Param names that always hold a path, whatever the registry says. */
 export const PATH_PARAM_NAMES: readonly string[] = ["path", "input", "image_path", "alignment_file"];
@@ -13,8 +14,12 @@ export const PATH_PARAM_NAMES: readonly string[] = ["path", "input", "image_path
 /** Names that hold a file relative to the primary path (`counts_file`, `meta_file`, `images_dir` …). */
 const RELATIVE_NAME_RE = /_(file|path|dir|folder)$/;
 
-/** What containment needs to know of a function: its ui_schema's `path_kind` and `bound_to`. */
+/**
+ * What containment needs to know of a function: its ui_schema's `path_kind` and `bound_to`, and its
+ * effect class (a reader's path params must name something readable).
+ */
 export interface PathSchema {
+  readonly effect_class?: string;
   readonly ui_schema?: Readonly<
     Record<
       string,
@@ -50,10 +55,50 @@ async function realPathOf(p: string): Promise<string> {
   }
 }
 
+/** A URL (`file://`, `http://` …): never a path under the data dir, whatever it would resolve to. */
+const URL_RE = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/** Longest path accepted (characters), and longest file or folder name in it (bytes, as on Linux). */
+export const MAX_PATH_LENGTH = 4096;
+const MAX_NAME_BYTES = 255;
+
+/**
+ * What a file-system error code means for a path a client named (a 400 sentence), for the codes a
+ * client's path can cause; undefined for any other code.
+ */
+export const FS_ERROR_SENTENCES: Readonly<Record<string, string>> = {
+  ENAMETOOLONG: "a file name in the path is longer than 255 bytes, or the path is too long",
+  EISDIR: "it is a folder, not a file",
+  ENOTDIR: "a part of the path is a file, not a folder",
+  ELOOP: "too many levels of symbolic links",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  ENOENT: "no such file or directory",
+};
+
+/** The sentence for a file-system error a client's path caused, or null. */
+export function fsErrorSentence(err: unknown): string | null {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return typeof code === "string" && Object.hasOwn(FS_ERROR_SENTENCES, code)
+    ? FS_ERROR_SENTENCES[code]!
+    : null;
+}
+
+/** A problem with the text of a path (too long, a name over 255 bytes), before the disk is asked. */
+function pathTextProblem(value: string): string | null {
+  if (value.length > MAX_PATH_LENGTH)
+    return `is ${value.length} characters long (at most ${MAX_PATH_LENGTH})`;
+  for (const part of value.split(/[\\/]/))
+    if (Buffer.byteLength(part) > MAX_NAME_BYTES)
+      return `has a file or folder name of ${Buffer.byteLength(part)} bytes (at most ${MAX_NAME_BYTES})`;
+  return null;
+}
+
 /**
  * Resolve `value` (absolute, or relative to `base`, default the data dir) and check it lies under
  * `dataDir` once `..` and symlinks are resolved. Returns the real absolute path. The target need
- * not exist (save targets); its existing ancestors are followed.
+ * not exist (save targets); its existing ancestors are followed. A path the disk refuses (a link
+ * loop, no permission) is a `PathError` saying so.
  */
 export async function containPath(
   dataDir: string,
@@ -65,9 +110,24 @@ export async function containPath(
     throw new PathError(param, `${param}: expected a non-empty path string, got ${JSON.stringify(value)}`);
   }
   if (value.includes("\0")) throw new PathError(param, `${param}: path contains a NUL byte`);
+  if (URL_RE.test(value))
+    throw new PathError(
+      param,
+      `${param}: ${JSON.stringify(value.slice(0, 200))} is a URL; the server reads and writes only files under the data dir`,
+    );
+  const textProblem = pathTextProblem(value);
+  if (textProblem)
+    throw new PathError(param, `${param}: path ${JSON.stringify(value.slice(0, 200))} ${textProblem}`);
   const root = await realPathOf(resolve(dataDir));
   const abs = isAbsolute(value) ? resolve(value) : resolve(base ?? dataDir, value);
-  const real = await realPathOf(abs);
+  let real: string;
+  try {
+    real = await realPathOf(abs);
+  } catch (err) {
+    const why = fsErrorSentence(err);
+    if (!why) throw err;
+    throw new PathError(param, `${param}: path ${JSON.stringify(value)}: ${why}`);
+  }
   if (!isInside(root, real)) {
     const how = real !== abs ? ` (resolves to ${real})` : "";
     throw new PathError(
@@ -139,6 +199,7 @@ export async function containParams(
     for (const [where, s] of stringsInside(v, at)) resolved.set(where, await containPath(dataDir, s, where));
     return mapStrings(v, at, resolved);
   };
+  if (valueDepthOver(params, MAX_JSON_DEPTH)) throw new PathError("params", tooDeepMessage("params"));
   const names = Object.keys(params).filter((n) => params[n] != null && isPathParam(n, schema));
   // Primaries first, so relative files can be joined onto their resolved folder.
   const primaries = names.filter((n) => primaryOf(n, params, schema) === null);
@@ -153,5 +214,63 @@ export async function containParams(
     }
     out[name] = await check(name, base);
   }
+  // A reader's inputs must be there now (a 400 when the call is made, not a failed job later) and be
+  // files or folders (a FIFO or device would block whoever opens it).
+  if (schema?.effect_class === "read") await requireReadableParams(params, out, schema);
   return out;
+}
+
+/**
+ * Check that a contained path names something that can be read without blocking: a regular file or
+ * a folder (`kind`: which of them), not a FIFO, socket or device, which would hold the event loop on
+ * open. A missing path is a `PathError` "no such file or directory" (400, as the spec's Errors table
+ * gives a bad path). `real` is what `containPath` returned; `shown` is the path as the client gave it.
+ */
+export async function requireReadable(
+  real: string,
+  param: string,
+  shown: unknown = real,
+  kind: "file" | "folder" | "either" = "either",
+): Promise<"file" | "folder"> {
+  let st: Awaited<ReturnType<typeof stat>>;
+  try {
+    st = await stat(real);
+  } catch (err) {
+    const why = fsErrorSentence(err) ?? (err as Error).message;
+    throw new PathError(param, `${param}: ${JSON.stringify(shown)}: ${why}`);
+  }
+  const found = st.isFile() ? "file" : st.isDirectory() ? "folder" : null;
+  if (!found)
+    throw new PathError(
+      param,
+      `${param}: ${JSON.stringify(shown)} is not a regular file or folder (a FIFO, socket or device is never opened)`,
+    );
+  if (kind !== "either" && found !== kind)
+    throw new PathError(param, `${param}: ${JSON.stringify(shown)} is a ${found}, not a ${kind}`);
+  return found;
+}
+
+/**
+ * Check that every path param of a reader (see `isPathParam`) names something readable now (see
+ * `requireReadable`): a reader's input that is missing is a 400 when the call is made, not a failed
+ * load later. `opParams` are the params `containParams` returned.
+ */
+export async function requireReadableParams(
+  params: Readonly<Record<string, unknown>>,
+  opParams: Readonly<Record<string, unknown>>,
+  schema?: PathSchema,
+): Promise<void> {
+  for (const name of Object.keys(opParams)) {
+    if (opParams[name] == null || !isPathParam(name, schema)) continue;
+    const kind = schema?.ui_schema?.[name]?.path_kind ?? "either";
+    const at = `params.${name}`;
+    const real = opParams[name];
+    const shown = params[name];
+    if (typeof real === "string") await requireReadable(real, at, shown, kind);
+    else
+      for (const [where, s] of stringsInside(real, at)) {
+        const given = [...stringsInside(shown, at)].find(([w]) => w === where)?.[1] ?? s;
+        await requireReadable(s, where, given, kind);
+      }
+  }
 }

@@ -5,7 +5,7 @@
  * never a failed job.
  */
 import { stat } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { BadRequestError } from "./errors.js";
 import { containPath } from "./paths.js";
 import type { JobTicket, SaveOptions } from "./types.js";
@@ -45,18 +45,35 @@ async function kindOf(path: string): Promise<"dir" | "file" | null> {
   }
 }
 
-/** Whether a prefix is usable: non-blank, not dot-prefixed, no path separator. */
+/**
+ * Longest prefix (bytes): the file written is `<prefix>-<hash>.sdata.zarr.zip` and its temporary
+ * sibling `.<prefix>.pending-<pid>-<ms>.zip`, both within the 255-byte name limit.
+ */
+export const MAX_PREFIX_BYTES = 160;
+/** Longest file name of a `path` save (bytes): its temporary sibling adds about 40. */
+export const MAX_SAVE_NAME_BYTES = 200;
+/** Longest name a save may give the session (characters, as the app state allows). */
+export const MAX_SAVE_NAME = 500;
+
+/** Whether a prefix is usable: non-blank, not dot-prefixed, no path separator, not too long. */
 export function validPrefix(prefix: string): boolean {
-  return prefix.trim() !== "" && !prefix.startsWith(".") && !/[\\/]/.test(prefix);
+  return (
+    prefix.trim() !== "" &&
+    !prefix.startsWith(".") &&
+    !/[\\/]/.test(prefix) &&
+    !prefix.includes("\0") &&
+    Buffer.byteLength(prefix) <= MAX_PREFIX_BYTES
+  );
 }
 
-/** A file-name stem from a session name (separators and leading dots replaced). */
+/** A file-name stem from a session name (separators and leading dots replaced, cut to MAX_PREFIX_BYTES). */
 export function prefixFromName(name: string): string {
-  const p = name
-    .replace(/[\\/]+/g, "_")
+  let p = name
+    .replace(/[\\/\0]+/g, "_")
     .replace(/^\.+/, "")
     .trim();
-  return p || "session";
+  while (Buffer.byteLength(p) > MAX_PREFIX_BYTES) p = p.slice(0, -1);
+  return p.trim() || "session";
 }
 
 /**
@@ -72,6 +89,8 @@ export async function resolveSaveTarget(
   if (opts.name !== undefined && (typeof opts.name !== "string" || opts.name.trim() === "")) {
     throw new BadRequestError("save: name must not be blank");
   }
+  if (typeof opts.name === "string" && opts.name.length > MAX_SAVE_NAME)
+    throw new BadRequestError(`save: name is ${opts.name.length} characters long (at most ${MAX_SAVE_NAME})`);
   const name = opts.name?.trim() ?? null;
   let figures: string[] | null = null;
   if (opts.figures !== undefined) {
@@ -86,12 +105,16 @@ export async function resolveSaveTarget(
       throw new BadRequestError("save: path cannot be combined with folder or prefix");
     const path = await containPath(dataDir, opts.path, "path");
     if ((await kindOf(path)) === "dir") throw new BadRequestError(`save: path ${path} is a folder`);
+    if (Buffer.byteLength(basename(path)) > MAX_SAVE_NAME_BYTES)
+      throw new BadRequestError(
+        `save: the file name of path is ${Buffer.byteLength(basename(path))} bytes long (at most ${MAX_SAVE_NAME_BYTES})`,
+      );
     return { kind: "path", path, name, figures };
   }
   const prefix = opts.prefix ?? prefixFromName(name ?? sessionName);
   if (typeof prefix !== "string" || !validPrefix(prefix)) {
     throw new BadRequestError(
-      `save: invalid prefix ${JSON.stringify(prefix)} (it must be non-blank, not start with a dot, and have no path separator)`,
+      `save: invalid prefix ${JSON.stringify(String(prefix).slice(0, 200))} (it must be non-blank, not start with a dot, have no path separator, and be at most ${MAX_PREFIX_BYTES} bytes)`,
     );
   }
   const folder = await containPath(dataDir, opts.folder ?? ".", "folder");

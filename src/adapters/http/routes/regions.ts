@@ -5,6 +5,7 @@
  * check shapes and types; "exactly one of polygons and cell_indices" is the SDK's check, which says so.
  */
 import { annotate } from "../../../sdk/session/annotate.js";
+import { MAX_NAME_LENGTH, MAX_POLYGON_VERTICES, MAX_POLYGONS } from "../../../sdk/session/input-limits.js";
 import type { SubsetRequest } from "../../../sdk/session/subset.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession } from "../request.js";
@@ -12,10 +13,11 @@ import { mutableSession } from "../request.js";
 const ring = {
   type: "array",
   minItems: 3,
+  maxItems: MAX_POLYGON_VERTICES,
   items: { type: "array", minItems: 2, maxItems: 2, items: { type: "number" } },
 } as const;
 const selection = {
-  polygons: { type: "array", minItems: 1, items: ring },
+  polygons: { type: "array", minItems: 1, maxItems: MAX_POLYGONS, items: ring },
   cell_indices: { type: "array", items: { type: "integer", minimum: 0 } },
 } as const;
 
@@ -23,7 +25,7 @@ const subsetBody = {
   type: "object",
   properties: {
     ...selection,
-    coordinate_system: { type: "string", minLength: 1 },
+    coordinate_system: { type: "string", minLength: 1, maxLength: MAX_NAME_LENGTH },
     invert: { type: "boolean" },
   },
   additionalProperties: false,
@@ -34,8 +36,8 @@ const annotateBody = {
   required: ["region_set", "category"],
   properties: {
     ...selection,
-    region_set: { type: "string", minLength: 1 },
-    category: { type: "string", minLength: 1 },
+    region_set: { type: "string", minLength: 1, maxLength: MAX_NAME_LENGTH },
+    category: { type: "string", minLength: 1, maxLength: MAX_NAME_LENGTH },
     color: { type: "string", pattern: "^#[0-9a-fA-F]{6}$" },
   },
   additionalProperties: false,

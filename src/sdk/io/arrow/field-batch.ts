@@ -41,6 +41,7 @@ import type { DType, Matrix, SparseMatrix, TypedArray } from "../../data/arrays.
 import type { Column, DataFrame } from "../../data/dataframe.js";
 import { type FieldPath, formatFieldPath, parseFieldPath } from "../../data/fieldpath.js";
 import { loadMatrix, type MatrixSlot, residentMatrix } from "../../data/lazy.js";
+import { own } from "../../data/own.js";
 import type { SpatialData } from "../../data/spatialdata.js";
 import type { Table as AnnTable } from "../../data/table.js";
 import { BadRequestError, NotFoundError } from "../../session/errors.js";
@@ -402,7 +403,7 @@ export async function fieldBatch(
   const fp = parse(path);
   const tableName = fp.table ?? opts.activeTable ?? undefined;
   if (!tableName) throw new NotFoundError("the session has no table");
-  const t = sd.tables[tableName];
+  const t = own(sd.tables, tableName);
   if (!t) return missing(`no table "${tableName}"`, Object.keys(sd.tables));
   const { slot, key } = fp;
   const where = fp.table ? `table "${tableName}"` : `the active table "${tableName}"`;
@@ -415,21 +416,21 @@ export async function fieldBatch(
     case "obs":
     case "var": {
       const df = t[slot];
-      const col = df.columns[key];
+      const col = own(df.columns, key);
       if (!col) return missing(`no ${slot} column "${key}" in ${where}`, df.columnOrder);
       p = slot === "obs" ? obsColumn(col) : varColumn(col);
       break;
     }
     case "obsm":
     case "varm": {
-      const entry = t[slot][key];
+      const entry = own(t[slot], key);
       if (!entry) return missing(`no ${slot} entry "${key}" in ${where}`, Object.keys(t[slot]));
       p = await components(entry);
       break;
     }
     case "obsp":
     case "varp": {
-      const entry = t[slot][key];
+      const entry = own(t[slot], key);
       if (!entry) return missing(`no ${slot} entry "${key}" in ${where}`, Object.keys(t[slot]));
       p = await triplets(entry);
       break;
@@ -444,7 +445,7 @@ export async function fieldBatch(
           .filter((l) => key.startsWith(`${l}:`) && key.length > l.length + 1)
           .sort((a, b) => b.length - a.length)[0];
         if (layer === undefined) {
-          if (t.layers[key])
+          if (own(t.layers, key))
             throw new BadRequestError(
               `field path "${path}" names a whole layer; name a gene, as in layers:${key}:<gene>`,
             );
