@@ -20,9 +20,18 @@ import type { OpContext } from "../../sdk/jobs/operation.js";
 import { csrSubsetColumns, csrSubsetRows, numberData } from "../../sdk/math/csr.js";
 import { allocIndex, switchCompression } from "../../sdk/math/sparse.js";
 
-/** The active table of an operation (`ctx.table`), or an error naming the operation and the tables. */
+/**
+ * The active table of an operation (`ctx.table`), or an error naming the operation and the tables, or saying
+ * that the table has no cells.
+ */
 export function activeTable(sd: SpatialData, ctx: Pick<OpContext, "table">, op: string): Table {
-  return getTable(sd, ctx.table, op);
+  const t = getTable(sd, ctx.table, op);
+  // Checked at submission too, but an earlier step of the same queue (a filter) may have emptied the table.
+  if (t.obs.index.values.length === 0)
+    throw new Error(
+      `${op}: the table "${ctx.table}" has no cells (a filter removed them all?); nothing to compute`,
+    );
+  return t;
 }
 
 /** The table an operation works on (`sd.tables[name]`), or a clear error. */

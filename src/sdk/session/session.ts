@@ -16,6 +16,7 @@ import { applyChange, type Change } from "../data/change.js";
 import { type FieldTable, readField } from "../data/field.js";
 import { elementBytes, tableBytes, toMb } from "../data/sizes.js";
 import { ELEMENT_KINDS, makeSpatialData, type SpatialData } from "../data/spatialdata.js";
+import { nObs, nVars } from "../data/table.js";
 import {
   type AppState,
   type DisplaySpec,
@@ -79,6 +80,7 @@ import { defaultActiveTable, describeFields } from "./fields.js";
 import type { SessionFunctions } from "./functions.js";
 import { containParams, containPath } from "./paths.js";
 import { resolveSaveTarget, type SaveTarget, type SaveTicket, targetPaths } from "./save.js";
+import { checkShapeBounds, type TableShape } from "./shape-bounds.js";
 import type {
   EngineBus,
   EngineFunction,
@@ -813,8 +815,15 @@ export class Session {
     const key = stepKey(d);
     const entry = this.deps.functions.require(key);
     const params = this.deps.functions.validate(key, d.params ?? {});
+    if (entry.effect_class !== "read") checkShapeBounds(key, entry.effect_class, params, this.activeShape());
     const opParams = await containParams(this.deps.config.dataDir, params, entry);
     return { entry, params, opParams };
+  }
+
+  /** The active table's name and shape (null when the session has none). */
+  private activeShape(): TableShape | null {
+    const t = this.active ? this.committed.tables[this.active] : undefined;
+    return t ? { name: this.active!, nObs: nObs(t), nVars: nVars(t) } : null;
   }
 
   private newJob(
