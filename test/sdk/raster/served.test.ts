@@ -297,6 +297,45 @@ describe("composites", () => {
   });
 });
 
+describe("RGB images", () => {
+  it("an interleaved uint8 r,g,b image is rebuilt one plane per chunk and shown as is", async () => {
+    const [h, w] = [600, 700];
+    const data = allocArray("uint8", 3 * h * w) as Uint8Array;
+    for (let i = 0; i < data.length; i++) data[i] = (i * 37 + (i >> 9)) & 0xff;
+    // One chunk holds all three samples, as an RGB TIFF strip does.
+    const source = memoryRasterSource({ kind: "dense", dtype: "uint8", shape: [3, h, w], data }, [3, 64, w]);
+    const el: ImageElement = {
+      kind: "image",
+      name: "he",
+      axes: ["c", "y", "x"],
+      channels: ["r", "g", "b"],
+      dtype: "uint8",
+      levels: [
+        { path: "0", shape: source.shape, chunks: source.chunks, dtype: "uint8", levelTransform: [], source },
+      ],
+      transformations: {},
+    };
+    const { r } = rasters(makeSpatialData({ images: { he: el } }), 256, "rgb");
+    const info = await r.info("he");
+    expect(info.is_rgb).toBe(true);
+    expect(info.contrast_limits).toEqual([
+      [0, 255],
+      [0, 255],
+      [0, 255],
+    ]);
+    expect(info.levels.map((l) => l.width)).toEqual([700, 350, 175]);
+    const tile = await r.tileRgb("he", 0, 1, 0);
+    expect([tile.width, tile.height]).toEqual([188, 512]);
+    let bad = 0;
+    for (let y = 0; y < 512; y++)
+      for (let x = 0; x < 188; x++)
+        for (let c = 0; c < 3; c++)
+          if (tile.rgb[(y * 188 + x) * 3 + c] !== data[c * h * w + y * w + 512 + x]) bad++;
+    expect(bad).toBe(0);
+    await r.dispose();
+  });
+});
+
 describe("large single-scale labels", () => {
   it("a thumbnail samples the level chunk by chunk instead of compositing it whole", async () => {
     const [h, w] = [300, 5000];
