@@ -38,6 +38,18 @@ export interface ServiceOptions {
 }
 
 /** The session store (see the module comment). */
+/**
+ * The JS heap each compute worker may grow to: its share of the memory the admission threshold allows
+ * (between 256 MB and 8 GB), so a runaway job fails alone (the worker is replaced) instead of taking the
+ * server past its limit. Large arrays live outside the heap (shared buffers) and are not counted here.
+ * None when the memory limit is disabled (`TESSERA_CONTAINER_MEM_MB=0`).
+ */
+export function workerHeapLimit(config: ServiceConfig): { maxOldGenerationSizeMb?: number } {
+  if (!(config.containerMemMb > 0)) return {};
+  const share = (config.containerMemMb * config.admissionPct) / Math.max(1, config.computePoolWorkers);
+  return { maxOldGenerationSizeMb: Math.round(Math.min(8192, Math.max(256, share))) };
+}
+
 /** One log line naming what the startup sweep removed (nothing when it removed nothing). */
 function reportSweep(removed: readonly SweptScrap[]): void {
   if (removed.length === 0) return;
@@ -138,7 +150,12 @@ export class Service {
     const recipes = await discoverRecipes(config.recipesDir, functions);
     for (const p of recipes.problems) process.stderr.write(`tessera: recipe skipped: ${p.message}\n`);
     const pool =
-      opts.pool ?? new WorkerPool({ threads: config.computePoolWorkers, longRunningS: config.longRunningS });
+      opts.pool ??
+      new WorkerPool({
+        threads: config.computePoolWorkers,
+        longRunningS: config.longRunningS,
+        ...workerHeapLimit(config),
+      });
     const service = new Service(config, registry, pool, opts.bus ?? new EventBus(), recipes, !opts.pool);
     await service.recover();
     return service;
