@@ -13,9 +13,10 @@
  * Figures: rebuild time and peak RSS (sampled every 50 ms, worker threads included), then through
  * HTTP (load generator in this process, sequential unless said): warm 512² WebP tiles with 1…6
  * channels (chunks decoded and cached, the WebP itself not: each request has a new window), cold
- * tiles (chunks never read), cached WebP tiles, raw chunks (cached and not), thumbnails, and 8
- * concurrent clients on warm tiles.
+ * tiles (chunks never read), cached WebP tiles, raw chunks (cached and not), thumbnails; then 8
+ * concurrent clients on warm tiles and on cached raw chunks, from bench/http-load.ts in its own process.
  */
+import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -101,6 +102,41 @@ function proceduralSource(side: number, channels: number): RasterSource {
       return { kind: "dense", dtype: "uint16", shape: outShape, data: out };
     },
   };
+}
+
+interface LoadResult {
+  requests: number;
+  errors: number;
+  rps: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+}
+
+/** The closed-loop load generator of bench/http.ts, in its own process. */
+function load(base: string, paths: string[], conc: number, seconds: number): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        join(import.meta.dirname, "http-load.ts"),
+        base,
+        String(seconds),
+        String(conc),
+        ...paths,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    child.on("exit", (code) =>
+      code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load exited ${code}`)),
+    );
+  });
 }
 
 function pct(v: number[], p: number): number {
@@ -243,11 +279,12 @@ async function main(): Promise<void> {
     log(
       `raw chunk through HTTP, cached: p50 ${ms(rawCached.p50)}, p99 ${ms(rawCached.p99)} (${(rawCached.bytes / 1024).toFixed(0)} KiB)`,
     );
+    const clampT = (v: number) => Math.max(0, Math.min(nt - 1, v));
     const rawCold = await series(
       Array.from(
         { length: 48 },
         (_, i) =>
-          `${base}/raster/big/images/big/s0/c/${6 + (i % 2)}/${mid - 6 + (i % 12)}/${mid - 2 + Math.floor(i / 12)}`,
+          `${base}/raster/big/images/big/s0/c/${6 + (i % 2)}/${clampT(mid - 2 + Math.floor(i / 12))}/${clampT(mid - 6 + (i % 12))}`,
       ),
     );
     log(`raw chunk through HTTP, not cached: p50 ${ms(rawCold.p50)}, p99 ${ms(rawCold.p99)}`);
@@ -259,25 +296,24 @@ async function main(): Promise<void> {
       `thumbnail 384 px (6 channels): ${ms(th.ms)}; 1024 px (4 channels): ${ms(th2.ms)}; cached: ${ms(thc.ms)}`,
     );
 
-    // ---- 8 concurrent clients on warm chunks (every request a new window, so every tile is rendered)
-    const clients = 8;
-    const perClient = Math.max(10, Math.floor(nReq / 2));
-    const lat: number[] = [];
-    const tc = performance.now();
-    await Promise.all(
-      Array.from({ length: clients }, async (_, c) => {
-        for (let i = 0; i < perClient; i++) {
-          const [x, y] = block[(c * 7 + i) % block.length]!;
-          const r = await timed(
-            `${base}/image/big/tile/0/${x}/${y}?channels=${encodeURIComponent(chans(4, 10_000 + c * 1000 + i))}`,
-          );
-          lat.push(r.ms);
-        }
-      }),
-    );
-    const wall = (performance.now() - tc) / 1000;
+    // ---- 8 concurrent clients, from a load generator in its own process (bench/http-load.ts): warm
+    // chunks, every request a new window, so every tile is composited and encoded.
+    const paths = Array.from({ length: 4000 }, (_, i) => {
+      const [x, y] = block[i % block.length]!;
+      return `/api/sessions/${session.id}/image/big/tile/0/${x}/${y}?channels=${encodeURIComponent(chans(4, 10_000 + i))}`;
+    });
+    const conc = await load(server.url, paths, 8, 5);
     log(
-      `8 concurrent clients, 4-channel warm tiles: ${(lat.length / wall).toFixed(0)} tiles/s, p50 ${ms(pct(lat, 0.5))}, p99 ${ms(pct(lat, 0.99))}`,
+      `8 concurrent clients (own process), 4-channel warm tiles: ${conc.rps.toFixed(0)} tiles/s, p50 ${ms(conc.p50_ms)}, p90 ${ms(conc.p90_ms)}, p99 ${ms(conc.p99_ms)}, errors ${conc.errors}`,
+    );
+    const rawPaths = Array.from(
+      { length: 16 },
+      (_, i) =>
+        `/api/sessions/${session.id}/raster/big/images/big/s0/c/${i % 4}/${block[i]![1]}/${block[i]![0]}`,
+    );
+    const rawConc = await load(server.url, rawPaths, 8, 5);
+    log(
+      `8 concurrent clients (own process), cached raw chunks: ${rawConc.rps.toFixed(0)} chunks/s, p50 ${ms(rawConc.p50_ms)}, p99 ${ms(rawConc.p99_ms)}`,
     );
   } finally {
     await server.close();
