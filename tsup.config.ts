@@ -1,5 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { defineConfig } from "tsup";
+import { buildWebApp } from "./scripts/build-app.js";
 
 /**
  * Plugin operation modules are loaded by path at run time (the registry imports the module a
@@ -46,5 +47,10 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   splitting: true,
-  onSuccess: async () => copyManifests(),
+  onSuccess: async () => {
+    copyManifests();
+    // The web app (dist/app): static files the server serves at `/`.
+    const app = await buildWebApp({ outdir: "dist/app" });
+    console.log(`web app: dist/app, initial load ${(app.initial.gzip / 1024).toFixed(0)} KiB gzip`);
+  },
 });

@@ -1,6 +1,7 @@
 /** Every route module of the API, in registration order. */
 import type { RouteModule } from "../deps.js";
 import { aboutRoutes } from "./about.js";
+import { appStaticRoutes } from "./app-static.js";
 import { checkpointsRoutes } from "./checkpoints.js";
 import { dataRoutes } from "./data.js";
 import { displaysRoutes } from "./displays.js";
@@ -41,4 +42,5 @@ export const ROUTES: readonly RouteModule[] = [
   saveRoutes,
   checkpointsRoutes,
   imagesRoutes,
+  appStaticRoutes,
 ];

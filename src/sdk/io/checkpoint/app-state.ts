@@ -46,6 +46,8 @@ export interface ChannelSetting {
   contrast_limits?: [number, number];
   color?: string;
   visible?: boolean;
+  /** The channel's name as the user renamed it. */
+  name?: string;
 }
 
 /** Encoding of a spatial canvas (absent fields take the shared defaults). */
@@ -67,6 +69,24 @@ export interface SpatialEncoding {
   show_minimap?: boolean;
   category_colors?: { [colorBy: string]: { [category: string]: string } };
   channels?: { [channelIndex: string]: ChannelSetting };
+  /** Whether the colour legend shows (default true). */
+  legend_visible?: boolean;
+  /** Legend title (default: the column or gene name). */
+  legend_title?: string | null;
+  /** Multiplies the legend's size (default 1; hosts set it). */
+  legend_scale?: number;
+  /** Disables all camera interaction (default false; hosts and links set it). */
+  lock_view?: boolean;
+  /** The one category shown at full opacity (others dimmed), or null. */
+  isolated_category?: string | null;
+  /** Whether cells are drawn (default true). */
+  show_points?: boolean;
+  /** Whether the image layer is drawn (default true). */
+  show_image?: boolean;
+  /** Whether the image channel legend shows (default true). */
+  show_channel_legend?: boolean;
+  /** Glyph of the cells layer (default circle). */
+  point_marker?: "circle" | "square" | "hexagon";
 }
 
 /** Encoding of an embedding canvas (UMAP, PCA …). */
@@ -84,6 +104,17 @@ export interface EmbeddingEncoding {
   opacity?: number;
   colormap?: string;
   category_colors?: { [colorBy: string]: { [category: string]: string } };
+  /** Whether the colour legend shows (default true). */
+  legend_visible?: boolean;
+  /** Legend title (default: the column or gene name). */
+  legend_title?: string | null;
+  /** Multiplies the legend's size (default 1; hosts set it). */
+  legend_scale?: number;
+  /** Disables all camera interaction (default false; hosts and links set it). */
+  lock_view?: boolean;
+  /** The one category shown at full opacity (others dimmed), or null. */
+  isolated_category?: string | null;
+  background?: "light" | "dark";
 }
 
 /** A spatial display. */
