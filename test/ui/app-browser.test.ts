@@ -6,12 +6,13 @@
  * a checkpoint from a plain static server, and embed mode answers `ready` and applies
  * `apply-display`. Screenshots of each view are kept in a temp folder (printed).
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildWebApp } from "../../scripts/build-app.js";
+import { main } from "../../src/adapters/cli/main.js";
 import {
   CATEGORICAL_PALETTE,
   categoryColors,
@@ -20,7 +21,6 @@ import {
 } from "../../src/sdk/display/encoding.js";
 import { startTestServer, type TestServer } from "../adapters/http/harness.js";
 import {
-  copyDir,
   fractionNear,
   fractionNot,
   HAVE_CHROMIUM,
@@ -228,12 +228,21 @@ d("the serverless viewer and embed mode", () => {
   let root: string;
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "tessera-site-"));
-    await copyDir(appDir, root);
-    const { copyFile, writeFile } = await import("node:fs/promises");
-    await copyFile(ts.demo, join(root, "demo.sdata.zarr.zip"));
+    // The deployment is what `tessera viewer export` writes.
+    const prev = process.env.TESSERA_STATIC_DIR;
+    process.env.TESSERA_STATIC_DIR = appDir;
+    const code = await main(["viewer", "export", root, ts.demo]);
+    if (prev === undefined) delete process.env.TESSERA_STATIC_DIR;
+    else process.env.TESSERA_STATIC_DIR = prev;
+    expect(code).toBe(0);
+    const index = JSON.parse(await readFile(join(root, "index.json"), "utf8")) as {
+      checkpoints: { path: string }[];
+    };
+    expect(index.checkpoints).toEqual([{ path: basename(ts.demo), label: "demo" }]);
+    const { writeFile } = await import("node:fs/promises");
     await writeFile(
       join(root, "host.html"),
-      `<!doctype html><body style="margin:0"><iframe id="f" src="index.html?checkpoint=demo.sdata.zarr.zip&embed=1" style="width:900px;height:640px;border:0"></iframe>
+      `<!doctype html><body style="margin:0"><iframe id="f" src="index.html?checkpoint=${basename(ts.demo)}&embed=1" style="width:900px;height:640px;border:0"></iframe>
 <script>window.msgs=[];addEventListener("message",(e)=>window.msgs.push(e.data));</script></body>`,
     );
     site = await staticServer(root);
@@ -243,16 +252,18 @@ d("the serverless viewer and embed mode", () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it("opens a checkpoint from a plain static server over Range, read-only", async () => {
+  it("opens the exported checkpoint from a plain static server over Range, read-only", async () => {
     const p = await browser.newPage({ viewport: { width: 1000, height: 700 } });
     try {
       p.on("pageerror", (e) => console.log("pageerror:", e.message));
-      await p.goto(`${site.base}/index.html?checkpoint=demo.sdata.zarr.zip`);
+      // No ?checkpoint: no API answers, so the app reads index.json; one entry opens directly.
+      await p.goto(`${site.base}/`);
       await p.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 60_000 });
       await p.waitForTimeout(400);
       const px = await shoot(p.locator("tessera-spatial-canvas"), join(shots, "08-serverless.png"));
       expect(fractionNot(px, BG)).toBeGreaterThan(0.02);
       expect(await p.locator("header").textContent()).toContain("read-only");
+      expect(new URL(p.url()).searchParams.get("checkpoint")).toContain(basename(ts.demo));
       const zip = site.log.filter((x) => x.url.endsWith(".zip"));
       expect(zip.length).toBeGreaterThan(0);
       expect(zip.every((x) => x.status === 206)).toBe(true);

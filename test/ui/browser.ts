@@ -4,7 +4,7 @@
  * server with Range (node:http, for the serverless viewer), and pixel helpers over screenshots.
  */
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize } from "node:path";
@@ -133,14 +133,4 @@ export async function staticServer(
     log,
     close: () => new Promise((r) => server.close(() => r())),
   };
-}
-
-/** Copy a built app folder (recursively) into `to`. */
-export async function copyDir(from: string, to: string): Promise<void> {
-  const { readdir } = await import("node:fs/promises");
-  await mkdir(to, { recursive: true });
-  for (const e of await readdir(from, { withFileTypes: true })) {
-    if (e.isDirectory()) await copyDir(join(from, e.name), join(to, e.name));
-    else await copyFile(join(from, e.name), join(to, e.name));
-  }
 }

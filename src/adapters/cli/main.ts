@@ -6,6 +6,7 @@
  *   tessera start            (serve the API with the demo dataset open)
  *   tessera run RECIPE --input PATH --output OUT.sdata.zarr.zip [--param k=v]…
  *   tessera functions [--json] [--coverage]
+ *   tessera viewer export OUT_DIR [CHECKPOINT…]
  */
 import { parseArgs } from "node:util";
 import { convertCommand } from "./convert.js";
@@ -13,6 +14,7 @@ import { functionsCommand } from "./functions.js";
 import { inspectCommand } from "./inspect.js";
 import { runCommand } from "./run.js";
 import { startCommand } from "./start.js";
+import { viewerExportCommand } from "./viewer.js";
 
 const USAGE = `usage:
   tessera inspect PATH [--json] [--field FIELDPATH] [--table NAME]
@@ -27,6 +29,9 @@ const USAGE = `usage:
   tessera functions [--json] [--coverage]
       list the operations of the plugins in TESSERA_PLUGINS (default: tessera); --json prints the
       GET /api/functions envelope; --coverage lists the param names no widget rule matched
+  tessera viewer export OUT_DIR [CHECKPOINT…]
+      write a serverless viewer into OUT_DIR: the web app, the checkpoints (default: those of the
+      data dir) and index.json; any static server with HTTP Range serves it
 `;
 
 /** Run the CLI with `argv` (without node and script); resolves to the exit code. */
@@ -89,6 +94,13 @@ export async function main(argv: string[]): Promise<number> {
           options: { json: { type: "boolean" }, coverage: { type: "boolean" } },
         });
         await functionsCommand(values);
+        return 0;
+      }
+      case "viewer": {
+        const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+        if (positionals[0] !== "export" || positionals.length < 2)
+          throw new UsageError("viewer takes: export OUT_DIR [CHECKPOINT…]");
+        await viewerExportCommand(positionals[1]!, positionals.slice(2));
         return 0;
       }
       case undefined:
