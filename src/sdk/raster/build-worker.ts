@@ -78,6 +78,8 @@ interface LevelState {
 const data = workerData as BuildWorkerData;
 const Ctor = TYPED_ARRAY_OF[data.dtype];
 const zstd = Zstd.fromConfig({ level: data.zstdLevel });
+/** The fill value in the array's own number kind (64-bit arrays hold BigInts). */
+const ZERO = data.dtype === "int64" || data.dtype === "uint64" ? 0n : 0;
 const madeDirs = new Set<string>();
 let planes: (readonly number[])[] = [];
 let states: LevelState[] = [];
@@ -124,7 +126,7 @@ async function emitChunkRow(k: number): Promise<void> {
     const dir = join(data.outDir, lv.path, "c", ...planes[p]!.map(String), String(st.ty));
     const tile = st.tile;
     for (let tx = 0; tx < nx; tx++) {
-      tile.fill(0 as never);
+      tile.fill(ZERO as never);
       const x0 = tx * t;
       const cols = Math.min(t, lv.w - x0);
       const base = p * t * lv.w;

@@ -336,6 +336,35 @@ describe("RGB images", () => {
   });
 });
 
+describe("64-bit labels", () => {
+  it("int64 label ids are rebuilt exactly", async () => {
+    const [h, w] = [600, 530];
+    const data = allocArray("int64", h * w) as BigInt64Array;
+    for (let i = 0; i < data.length; i++)
+      data[i] = i % 7 === 0 ? 0n : BigInt(1 + Math.floor(i / 900)) * 1_000_000_007n;
+    const source = memoryRasterSource({ kind: "dense", dtype: "int64", shape: [h, w], data });
+    const el: LabelsElement = {
+      kind: "labels",
+      name: "ids",
+      axes: ["y", "x"],
+      dtype: "int64",
+      levels: [
+        { path: "0", shape: source.shape, chunks: source.chunks, dtype: "int64", levelTransform: [], source },
+      ],
+      transformations: {},
+    };
+    const { r } = rasters(makeSpatialData({ labels: { ids: el } }), 256, "labels-64");
+    const store = await r.store("ids");
+    const got = (await store.region(0, [], 0, h, 0, w)) as BigInt64Array;
+    let bad = 0;
+    for (let i = 0; i < data.length; i++) if (got[i] !== data[i]) bad++;
+    expect(bad).toBe(0);
+    const th = await r.thumbnail("ids", 100);
+    expect([th.width, th.height]).toEqual([88, 100]);
+    await r.dispose();
+  });
+});
+
 describe("large single-scale labels", () => {
   it("a thumbnail samples the level chunk by chunk instead of compositing it whole", async () => {
     const [h, w] = [300, 5000];
