@@ -183,7 +183,8 @@ async function push(k: number, band: TypedArray, y0: number, rows: number): Prom
   const pairs = Math.max(0, Math.min(Math.floor(m / 2), next.h - a / 2));
   let combined: TypedArray = band;
   if (carried) {
-    combined = st.combined = atLeast(st.combined, np * m * w);
+    st.combined = atLeast(st.combined, np * m * w);
+    combined = st.combined;
     for (let p = 0; p < np; p++) {
       (combined as Uint8Array).set((st.carry as Uint8Array).subarray(p * w, (p + 1) * w), p * m * w);
       (combined as Uint8Array).set(
@@ -203,7 +204,8 @@ async function push(k: number, band: TypedArray, y0: number, rows: number): Prom
   if (pairs === 0) return;
   // Output rows [a/2, a/2 + pairs) of every plane, from input rows [a, a + 2·pairs) (plane stride m rows).
   const ow = next.w;
-  const down = (st.down = atLeast(st.down, np * pairs * ow));
+  st.down = atLeast(st.down, np * pairs * ow);
+  const down = st.down;
   reduceRows(combined, m, 0, w, down, pairs, ow, np, 0, pairs, data.method, data.dtype);
   await push(k + 1, down, a / 2, pairs);
 }
