@@ -51,7 +51,7 @@ describe("EventBus", () => {
     expect(bus.heldBytes).toBeLessThanOrEqual(10_000);
     expect(bus.heldBytes).toBe(bus.since(0).events.reduce((n, e) => n + JSON.stringify(e).length, 0));
     // A single event larger than the bound is still kept (alone), so live delivery and a resume of one work.
-    bus.emit("job.started", { session_id: "s", job_id: "huge", name: "y".repeat(20_000) });
+    bus.emit("job.completed", { session_id: "s", job_id: "huge", kind: "compute", name: "y".repeat(20_000) });
     expect(bus.since(0).events.map((e) => e.id)).toEqual([11]);
     // Small events fill the ring again; the count bound still holds.
     for (let i = 0; i < 150; i++) bus.emit("job.started", job(i));
