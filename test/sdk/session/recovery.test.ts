@@ -64,6 +64,14 @@ async function until(cond: () => boolean, ms = 20_000): Promise<void> {
   }
 }
 
+async function untilAsync(cond: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 async function settle(s: Session): Promise<void> {
   await s.ready;
   await s.idle();
@@ -155,6 +163,11 @@ describe("session recovery", () => {
     const childId = (out.result as { child_id: string }).child_id;
     await until(() => !a.sessions().some((s) => s.id === parent.id));
     await settle(a.session(childId));
+    // The child's autosave (written once the subset has closed the parent) is named in its journal.
+    const journalFile = join(workDir, JOURNAL_DIR, childId, "journal.json");
+    await untilAsync(async () =>
+      Boolean((JSON.parse(await readFile(journalFile, "utf8").catch(() => "{}")) as JournalRecord).autosave),
+    );
     await crash(workDir, [childId]);
     const b = await recovering(workDir);
     try {
