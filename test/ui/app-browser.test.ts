@@ -132,6 +132,11 @@ d("the web app (live)", () => {
       })
       .toBe("obs:cell_type");
     void CATEGORICAL_PALETTE;
+    await canvas.getByRole("button", { name: "Minimize controls" }).click();
+    await page.waitForTimeout(300);
+    await shoot(page.locator("tessera-app"), join(shots, "02b-app-cell-type.png"));
+    await canvas.getByRole("button", { name: "Show controls" }).click();
+    await canvas.getByRole("button", { name: "Cells" }).click();
   });
 
   it("colours by a gene found by the server's search: viridis colours appear", async () => {
@@ -202,6 +207,31 @@ d("the web app (live)", () => {
         editEncoding(p: Record<string, unknown>): void;
       };
       c.editEncoding({ image_layer: null, show_points: true });
+    });
+  });
+
+  it("draws the cell boundaries from GeoArrow (the element is under the polygon cap)", async () => {
+    await page.evaluate(() => {
+      const c = document
+        .querySelector("tessera-app")!
+        .shadowRoot!.querySelector("tessera-spatial-canvas") as unknown as {
+        editEncoding(p: Record<string, unknown>): void;
+      };
+      c.editEncoding({ render_mode: "points+shapes", boundary_style: "outline", show_points: false });
+    });
+    await expect
+      .poll(() => page.locator("tessera-spatial-canvas").getAttribute("data-boundaries"), { timeout: 30_000 })
+      .not.toBe("0");
+    expect(dataRequests.length).toBeGreaterThan(0);
+    const px = await canvasPixels("05b-spatial-boundaries");
+    expect(fractionNot(px, BG)).toBeGreaterThan(0.02);
+    await page.evaluate(() => {
+      const c = document
+        .querySelector("tessera-app")!
+        .shadowRoot!.querySelector("tessera-spatial-canvas") as unknown as {
+        editEncoding(p: Record<string, unknown>): void;
+      };
+      c.editEncoding({ render_mode: "points", show_points: true });
     });
   });
 

@@ -29,6 +29,7 @@ export async function startCommand(): Promise<void> {
     );
   }
   process.stdout.write(`Tessera is serving ${config.dataDir} at ${server.url}/api (Ctrl-C stops)\n`);
+  if (!server.token) process.stdout.write(`open the web app: ${server.openUrl}\n`);
   if (server.token) {
     process.stdout.write(`open ${server.openUrl}\n`);
     // From other machines: the addresses and names the server answers to besides loopback.

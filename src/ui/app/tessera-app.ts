@@ -611,6 +611,12 @@ export class TesseraApp extends LitElement {
 
   private async boot(): Promise<void> {
     if (this.embed) this.sidebarOpen = false;
+    // The ?token= link has set the session cookie with the page; keep the token out of the address bar.
+    const here = new URL(location.href);
+    if (here.searchParams.has("token")) {
+      here.searchParams.delete("token");
+      history.replaceState(null, "", here.href);
+    }
     if (this.checkpointUrl) {
       await this.openServerless(this.checkpointUrl);
       return;
