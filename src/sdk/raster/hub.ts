@@ -41,7 +41,7 @@ import {
 
 /** The settings rasters use (the service configuration has them all). */
 export interface RasterConfig {
-  /** Working folder; session caches go under `<workDir>/rasters/<session id>/`. */
+  /** Working folder; session caches go under `<workDir>/rasters/<pid>-<session id>/`. */
   readonly workDir: string;
   readonly rasterBasePx?: number;
   readonly rasterChunkCacheMb?: number;
@@ -154,7 +154,8 @@ export class SessionRasters {
 
   /** Folder of this session's rebuilt stores. */
   get cacheDir(): string {
-    return join(this.hub.config.workDir, "rasters", this.sessionId);
+    // The pid tells a restart which caches belong to a process that is gone (pending-writes.ts sweeps them).
+    return join(this.hub.config.workDir, "rasters", `${process.pid}-${this.sessionId}`);
   }
 
   /** Bytes of rebuilt stores on disk. */

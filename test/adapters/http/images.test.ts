@@ -313,7 +313,7 @@ describe("session close", () => {
   it("removes the session's raster cache", async () => {
     const id = await open(join(ts.dataDir, "blobs.sdata.zarr"));
     await info(id, "blobs_image");
-    const dir = join(ts.dataDir, ".work", "rasters", id);
+    const dir = join(ts.dataDir, ".work", "rasters", `${process.pid}-${id}`);
     expect(existsSync(dir)).toBe(true);
     const r = await ts.api(`/api/sessions/${id}`, { method: "DELETE", json: {} });
     expect(r.status).toBe(200);

@@ -82,8 +82,8 @@ export interface SweptScrap {
 
 /**
  * Remove what interrupted saves of dead processes left: staging folders in `workDir` (also the visible
- * `tessera-save-*` folders of older versions, which carry no pid) and the temporary files their ledger records
- * name. A record is trusted only for a hidden temporary name inside `dataDir` (a tampered ledger cannot make the
+ * `tessera-save-*` folders of older versions, which carry no pid), the raster caches of their sessions
+ * (`rasters/<pid>-…`) and the temporary files their ledger records name. A record is trusted only for a hidden temporary name inside `dataDir` (a tampered ledger cannot make the
  * sweep delete anything else). Returns what was removed.
  */
 export async function sweepScraps(workDir: string, dataDir: string): Promise<SweptScrap[]> {
@@ -94,6 +94,16 @@ export async function sweepScraps(workDir: string, dataDir: string): Promise<Swe
     const legacy = name.startsWith("tessera-save-");
     if (!legacy && !(name.startsWith(STAGE_PREFIX) && !processAlive(pidOf(name)))) continue;
     const path = join(workDir, name);
+    const bytes = await sizeOf(path);
+    await rm(path, { recursive: true, force: true });
+    removed.push({ path, bytes });
+  }
+  // Raster caches of sessions of dead processes (`rasters/<pid>-<session id>`, see raster/hub.ts).
+  const rasters = join(workDir, "rasters");
+  for (const name of await readdir(rasters).catch(() => [] as string[])) {
+    const pid = pidOf(name);
+    if (!Number.isFinite(pid) || processAlive(pid)) continue;
+    const path = join(rasters, name);
     const bytes = await sizeOf(path);
     await rm(path, { recursive: true, force: true });
     removed.push({ path, bytes });

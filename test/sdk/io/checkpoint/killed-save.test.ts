@@ -117,7 +117,7 @@ describe("a save killed with SIGKILL", () => {
     },
   );
 
-  it("the sweep trusts a ledger record only for a hidden temporary file inside the data dir", async () => {
+  it("the sweep trusts a ledger record only for a hidden temporary file inside the data dir, and takes dead processes' raster caches", async () => {
     const outside = join(root, "precious.txt");
     const visible = join(dataDir, "saves", "mine.sdata.zarr.zip");
     for (const p of [outside, visible])
@@ -135,7 +135,14 @@ describe("a save killed with SIGKILL", () => {
     await writeFile(live, "in progress");
     await writeFile(join(workDir, LEDGER_DIR, `${process.pid}-dd`), live);
     await mkdir(join(workDir, `.tessera-save-${process.pid}-xyz`));
-    expect(await sweepScraps(workDir, dataDir)).toEqual([]);
+    // Raster caches: a dead process's goes, a live one's stays.
+    await mkdir(join(workDir, "rasters", "2147483646-deadsession", "x"), { recursive: true });
+    await writeFile(join(workDir, "rasters", "2147483646-deadsession", "x", "c"), "pixels");
+    await mkdir(join(workDir, "rasters", `${process.pid}-livesession`), { recursive: true });
+    expect(await sweepScraps(workDir, dataDir)).toEqual([
+      { path: join(workDir, "rasters", "2147483646-deadsession"), bytes: 6 },
+    ]);
+    expect(await readdir(join(workDir, "rasters"))).toEqual([`${process.pid}-livesession`]);
     expect(await readFile(outside, "utf8")).toBe("keep");
     expect(await readFile(visible, "utf8")).toBe("keep");
     expect(await readFile(live, "utf8")).toBe("in progress");
