@@ -130,12 +130,28 @@ class UsageError extends Error {}
 // Run when executed as the program (not when imported by a test).
 const invoked = process.argv[1] ?? "";
 if (/(?:^|[\\/])(?:cli\.js|main\.ts|tessera(?:\.js)?)$/.test(invoked)) {
+  // The exit code is 1 until main answers: a command that never finishes (a library that aborted and
+  // left a promise unsettled) must not exit 0, and a failure stays one whatever else sets
+  // process.exitCode meanwhile (WebAssembly runtimes do).
+  let exitCode = 1;
+  let finished = false;
+  process.on("beforeExit", () => {
+    if (!finished) process.stderr.write("tessera: stopped before the command finished\n");
+  });
+  process.on("exit", () => {
+    // Only ever towards failure: a crash after a successful start keeps its own code.
+    if (exitCode !== 0) process.exitCode = exitCode;
+  });
   main(process.argv.slice(2)).then(
     (code) => {
+      finished = true;
+      exitCode = code;
       process.exitCode = code;
     },
     (err) => {
+      finished = true;
       process.stderr.write(`tessera: ${String(err)}\n`);
+      exitCode = 1;
       process.exitCode = 1;
     },
   );

@@ -5,6 +5,7 @@
  * 4xx; anything else is a 500 whose detail names the failure without a stack.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { DataError } from "../../sdk/io/data-error.js";
 import { TesseraError } from "../../sdk/session/errors.js";
 import { fsErrorSentence } from "../../sdk/session/paths.js";
 
@@ -58,6 +59,8 @@ function fastifyDetail(fe: FastifyError): string {
 /** Status and body for an error thrown while handling a request. */
 export function errorAnswer(err: unknown): { status: number; body: ErrorBody } {
   if (err instanceof TesseraError) return { status: err.status, body: { detail: err.message } };
+  // A dataset that is not what it claims (a link leading out, broken sparse indices, a short chunk).
+  if (err instanceof DataError) return { status: err.status, body: { detail: err.message } };
   const fe = err as FastifyError;
   if (fe && Array.isArray(fe.validation)) return { status: 400, body: { detail: validationDetail(fe) } };
   const fsDetail = clientFsDetail(err);

@@ -34,11 +34,15 @@ const TIFF_RE = /\.(ome\.)?tiff?$|\.companion\.ome$/i;
 export async function openData(location: string): Promise<OpenResult> {
   const isUrl = /^https?:\/\//i.test(location);
   if (!isUrl) {
+    let st: Awaited<ReturnType<typeof stat>>;
     try {
-      await stat(location);
+      st = await stat(location);
     } catch {
       throw new Error(`${location}: no such file or directory`);
     }
+    // A FIFO, socket or device would block whoever opens it: never opened.
+    if (!st.isFile() && !st.isDirectory())
+      throw new Error(`${location}: not a regular file or folder (a FIFO, socket or device is not read)`);
   }
   if (/\.h5ad$/i.test(location)) {
     if (isUrl) throw new Error(`${location}: .h5ad files are read from local paths only`);

@@ -5,6 +5,7 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { trustRoot } from "../io/confine.js";
 import { PathError } from "./errors.js";
 import { MAX_JSON_DEPTH, tooDeepMessage, valueDepthOver } from "./input-limits.js";
 
@@ -119,6 +120,8 @@ export async function containPath(
   if (textProblem)
     throw new PathError(param, `${param}: path ${JSON.stringify(value.slice(0, 200))} ${textProblem}`);
   const root = await realPathOf(resolve(dataDir));
+  // Links inside datasets of this data dir may lead anywhere in it, and nowhere else (io/confine.ts).
+  trustRoot(root);
   const abs = isAbsolute(value) ? resolve(value) : resolve(base ?? dataDir, value);
   let real: string;
   try {

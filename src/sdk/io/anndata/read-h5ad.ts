@@ -6,6 +6,11 @@ import { type DecodeResult, decodeAnnData } from "./decode.js";
 export interface ReadH5adOptions {
   /** HDF5 group holding the AnnData element (default the file root). */
   path?: string;
+  /**
+   * Where external links and virtual datasets may lead (default: the data dir holding the file, else
+   * its folder; see `io/confine.ts`).
+   */
+  confine?: string;
 }
 
 /**
@@ -14,7 +19,11 @@ export interface ReadH5adOptions {
  * named in `warnings`. Throws an Error naming the file and node when the file is missing or corrupt.
  */
 export async function readH5ad(filePath: string, opts: ReadH5adOptions = {}): Promise<DecodeResult> {
-  const { root, release } = await openH5Tree(filePath, opts.path ?? "/");
+  const { root, release } = await openH5Tree(
+    filePath,
+    opts.path ?? "/",
+    opts.confine ? { confine: opts.confine } : {},
+  );
   try {
     return await decodeAnnData(root);
   } finally {

@@ -5,12 +5,16 @@
  * table does not pin a file handle); a reopen checks that size and mtime are unchanged. Big datasets are
  * read in row blocks into a preallocated SharedArrayBuffer array, because h5wasm's heap is capped at 2 GiB.
  */
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join } from "node:path";
 import type { Dataset, Entity, Group, File as H5File, Metadata } from "h5wasm";
 import { allocArray, type DType, sizeOfShape, type TypedArray } from "../../data/arrays.js";
 import { type AnnNode, joinPath, type NodeData, type NodeDtype } from "../anndata/node.js";
+import { confineRootFor, isInside } from "../confine.js";
+import { DataError } from "../data-error.js";
 import { type FilterSupport, filterError, unreadableFilter } from "./filters.js";
-import { filterSupport, type H5Wasm, loadH5wasm } from "./h5wasm.js";
+import { guarded } from "./guard.js";
+import { filterSupport, type H5Wasm, loadH5wasm, markAborted } from "./h5wasm.js";
 
 /** Elements per slice when reading a big dataset (32 MiB of float32). */
 const BLOCK_ELEMENTS = 8 * 1024 * 1024;
@@ -26,9 +30,13 @@ const SIGNATURE = [0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a];
  * superblock records the end-of-file address the writer left).
  */
 export function checkHdf5File(filePath: string): void {
-  const size = statSync(filePath).size;
-  const fd = openSync(filePath, "r");
+  // Non-blocking, and a regular file only: a FIFO or device must never reach libhdf5's blocking reads.
+  const fd = openSync(filePath, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
+    const st = fstatSync(fd);
+    if (!st.isFile())
+      throw new Error(`${filePath}: not a regular file (a FIFO, socket or device is not read)`);
+    const size = st.size;
     // The superblock sits at 0 or, after a user block, at 512, 1024, 2048, … bytes.
     for (let at = 0; at === 0 || at + 8 <= size; at = at === 0 ? 512 : at * 2) {
       const head = Buffer.alloc(96);
@@ -72,17 +80,127 @@ export function checkHdf5File(filePath: string): void {
   }
 }
 
+/** How libhdf5 finds the file an external link or a virtual dataset names: as given, else beside `file`. */
+function linkedFile(file: string, name: string): string {
+  return isAbsolute(name) ? name : join(dirname(file), name);
+}
+
 /** One open (or reopenable) HDF5 file. */
 class H5Tree {
   file: H5File | null = null;
   private readonly stamp: string;
   /** The filters h5wasm can decode, checked before each read (a read through a missing one returns junk). */
   readonly filters: FilterSupport = filterSupport();
+  /** Where external links and virtual sources may lead (`io/confine.ts`). */
+  readonly root: string;
+  /** HDF5 paths whose links were checked (`/X`, `/obsm/X_umap` …). */
+  private readonly checkedLinks = new Set<string>();
+  /** Link names per group path, listed once. */
+  private readonly children = new Map<string, Set<string> | null>();
   constructor(
     readonly h5: H5Wasm,
     readonly filePath: string,
+    root?: string,
   ) {
     this.stamp = H5Tree.stampOf(filePath);
+    this.root = root ?? confineRootFor(filePath);
+  }
+
+  /**
+   * Run synchronous h5wasm calls with libhdf5's opens confined (guard.ts). A file libhdf5 was refused
+   * meanwhile (a link or virtual source leading out, missing, or not a regular file) fails the call: it
+   * would otherwise read as missing data or fill values. An abort of the WebAssembly module is an
+   * Error naming the file.
+   */
+  guard<T>(fn: () => T): T {
+    let out: { value: T; refused: string[] };
+    try {
+      out = guarded(this.root, this.filePath, fn);
+    } catch (err) {
+      if (err instanceof WebAssembly.RuntimeError) {
+        markAborted(this.h5);
+        throw new DataError(
+          `${this.filePath}: the HDF5 library failed while reading (${err.message}); the file may be corrupt`,
+          {
+            cause: err,
+          },
+        );
+      }
+      throw err;
+    }
+    if (out.refused.length)
+      throw new DataError(
+        `${this.filePath}: reading it needs ${out.refused[0]}, which is missing, not a regular file, or outside ${this.root} (files an HDF5 file links to are read only inside the data dir)`,
+      );
+    return out.value;
+  }
+
+  /**
+   * Check every link on the way to `h5path` (each ancestor and the node itself): an external link must
+   * name an existing file inside the confinement root. Throws an Error naming the dataset, the link and
+   * the rule; called before libhdf5 follows anything.
+   */
+  checkLinks(f: H5File, h5path: string): void {
+    let parent = "/";
+    for (const part of h5path.split("/").filter(Boolean)) {
+      const at = parent === "/" ? `/${part}` : `${parent}/${part}`;
+      if (!this.checkedLinks.has(at)) {
+        // Only links that exist are asked about (libhdf5 reports a missing one on stderr).
+        if (!this.childNames(f, parent)?.has(part)) return;
+        const ext = (
+          f as unknown as { get_external_link(p: string): { filename?: string; obj_path?: string } }
+        ).get_external_link(at);
+        if (ext && typeof ext.filename === "string") {
+          const target = linkedFile(this.filePath, ext.filename);
+          const shown = `${this.filePath}: ${at} is an HDF5 external link to ${ext.filename}:${ext.obj_path ?? "/"}`;
+          let real: string;
+          try {
+            real = realpathSync(target);
+          } catch {
+            throw new DataError(`${shown}, which does not exist`);
+          }
+          if (!isInside(this.root, real))
+            throw new DataError(
+              `${shown}, which resolves to ${real}, outside ${this.root}; external links are followed only inside the data dir`,
+            );
+        }
+        this.checkedLinks.add(at);
+      }
+      parent = at;
+    }
+  }
+
+  /** The link names in group `group` (listed without following them), or null when it is no group. */
+  private childNames(f: H5File, group: string): Set<string> | null {
+    let names = this.children.get(group);
+    if (names === undefined) {
+      const g = group === "/" ? f : f.get(group);
+      names = g instanceof this.h5.Group ? new Set(g.keys()) : null;
+      this.children.set(group, names);
+    }
+    return names;
+  }
+
+  /** Check a dataset's virtual sources (files it maps data from) like external links. */
+  checkVirtualSources(h5path: string, meta: Metadata): void {
+    const sources = (meta as { virtual_sources?: { file_name: string; dset_name: string }[] })
+      .virtual_sources;
+    for (const src of sources ?? []) {
+      if (src.file_name === ".") continue;
+      const shown = `${this.filePath}: ${h5path} is a virtual dataset reading ${src.file_name}:${src.dset_name}`;
+      if (src.file_name.includes("%"))
+        throw new DataError(`${shown}; printf-style source names are not supported`);
+      let real: string;
+      try {
+        real = realpathSync(linkedFile(this.filePath, src.file_name));
+      } catch {
+        throw new DataError(`${shown}, which does not exist (it would read as fill values)`);
+      }
+      if (!isInside(this.root, real))
+        throw new DataError(
+          `${shown}, which resolves to ${real}, outside ${this.root}; virtual sources are read only inside the data dir`,
+        );
+    }
   }
 
   static stampOf(filePath: string): string {
@@ -94,7 +212,7 @@ class H5Tree {
     checkHdf5File(this.filePath);
     let f: H5File;
     try {
-      f = new this.h5.File(this.filePath, "r");
+      f = this.guard(() => new this.h5.File(this.filePath, "r"));
     } catch (err) {
       throw new Error(`${this.filePath}: not a readable HDF5 file (${(err as Error).message ?? err})`);
     }
@@ -107,13 +225,14 @@ class H5Tree {
 
   /** Run `fn` on the open file, opening (and closing) it when no reader holds it. */
   use<T>(fn: (f: H5File) => T): T {
-    if (this.file) return fn(this.file);
+    const file = this.file;
+    if (file) return this.guard(() => fn(file));
     if (H5Tree.stampOf(this.filePath) !== this.stamp) {
       throw new Error(`${this.filePath}: the file changed on disk since it was opened`);
     }
     const f = this.open();
     try {
-      return fn(f);
+      return this.guard(() => fn(f));
     } finally {
       f.close();
     }
@@ -343,6 +462,8 @@ function makeNode(tree: H5Tree, h5path: string, rel: string, base: string): H5No
 
 function makeNodeIn(tree: H5Tree, h5path: string, rel: string, base: string): H5Node | null {
   return tree.use((f) => {
+    // Links are judged before libhdf5 follows them.
+    tree.checkLinks(f, h5path);
     let e: Entity | null;
     try {
       e = f.get(h5path);
@@ -351,11 +472,18 @@ function makeNodeIn(tree: H5Tree, h5path: string, rel: string, base: string): H5
     }
     if (!e) return null;
     const h5 = tree.h5;
+    if (e instanceof h5.ExternalLink)
+      throw new DataError(
+        `${tree.filePath}: ${h5path} is an HDF5 external link to ${e.filename}:${e.obj_path} that does not resolve`,
+      );
+    if (e instanceof h5.BrokenSoftLink)
+      throw new DataError(`${tree.filePath}: ${h5path} is a soft link to ${e.target}, which does not exist`);
     if (e instanceof h5.Group) {
       return new H5Node(tree, h5path, rel, true, readAttrs(h5, e, f), [], "int8", null, base);
     }
     if (e instanceof h5.Dataset) {
       const meta = e.metadata;
+      tree.checkVirtualSources(h5path, meta);
       const shape = (e.shape ?? []).map(Number);
       return new H5Node(tree, h5path, rel, false, readAttrs(h5, e, f), shape, dtypeOfMeta(meta), meta, base);
     }
@@ -367,11 +495,15 @@ function makeNodeIn(tree: H5Tree, h5path: string, rel: string, base: string): H5
  * Open an HDF5 file and return its node at `path` (default the root), holding the file open until
  * `release()` is called; later reads reopen the file.
  */
-export async function openH5Tree(filePath: string, path = "/"): Promise<{ root: AnnNode; release(): void }> {
+export async function openH5Tree(
+  filePath: string,
+  path = "/",
+  opts: { confine?: string } = {},
+): Promise<{ root: AnnNode; release(): void }> {
   const h5 = await loadH5wasm();
   let tree: H5Tree;
   try {
-    tree = new H5Tree(h5, filePath);
+    tree = new H5Tree(h5, filePath, opts.confine);
   } catch (err) {
     throw new Error(`${filePath}: cannot open (${(err as Error).message})`);
   }

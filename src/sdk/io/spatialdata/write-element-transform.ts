@@ -7,10 +7,12 @@
  * points; `multiscales[0].coordinateTransformations` (under `ome` in NGFF 0.5) for images and labels.
  * The entry whose output system is `system` is replaced (or appended when there is none).
  */
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Transformation } from "../../data/transforms.js";
 import { transformationToJson } from "../../data/transforms.js";
+import { checkInside, confineRootFor } from "../confine.js";
 
 type Json = Record<string, unknown>;
 
@@ -23,10 +25,26 @@ async function readJson(path: string): Promise<Json | null> {
   }
 }
 
+/** Create-or-truncate for writing, never through a link (a link in the way is removed first). */
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+
 async function writeJson(path: string, value: unknown): Promise<void> {
-  // Written beside and renamed, so a reader never sees half a file.
+  // Written beside and renamed, so a reader never sees half a file; the rename replaces a link named
+  // like the file instead of writing where it points.
   const tmp = `${path}.tessera-tmp`;
-  await writeFile(tmp, JSON.stringify(value, null, 2));
+  let fh: Awaited<ReturnType<typeof open>>;
+  try {
+    fh = await open(tmp, WRITE_FLAGS, 0o666);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
+    await unlink(tmp);
+    fh = await open(tmp, WRITE_FLAGS, 0o666);
+  }
+  try {
+    await fh.writeFile(JSON.stringify(value, null, 2));
+  } finally {
+    await fh.close();
+  }
   await rename(tmp, path);
 }
 
@@ -68,6 +86,8 @@ export async function writeElementTransform(
 ): Promise<void> {
   const json = transformationToJson(t);
   const group = `${family}/${name}`;
+  // The element's folder may be a link: written only when it stays inside the data dir.
+  await checkInside(join(root, group), confineRootFor(root), `${root}: element ${group}`);
   const v3 = join(root, group, "zarr.json");
   const v2 = join(root, group, ".zattrs");
   const meta3 = await readJson(v3);

@@ -2,7 +2,7 @@
  * {@link RangeReader} over a local file (Node only).
  * @module
  */
-import { promises as fsp } from "node:fs";
+import { constants, promises as fsp } from "node:fs";
 import * as path from "node:path";
 import { checkRange, type RangeReader, type ReadOptions } from "./range-reader.js";
 
@@ -44,7 +44,8 @@ export class FileRangeReader implements RangeReader {
 
   async #open(): Promise<fsp.FileHandle> {
     try {
-      return await fsp.open(this.location, "r");
+      // Never blocks on a FIFO; what it is gets checked on the handle.
+      return await fsp.open(this.location, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") throw new Error(`${this.location}: no such file or directory`, { cause: err });
@@ -73,6 +74,7 @@ export class FileRangeReader implements RangeReader {
     const fh = await this.#open();
     try {
       const st = await fh.stat();
+      if (!st.isFile()) throw new Error(`${this.location}: not a regular file`);
       this.#check(st);
       checkRange(this.location, offset, length, st.size);
       const out = new Uint8Array(length);

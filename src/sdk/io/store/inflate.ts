@@ -34,10 +34,29 @@ async function nodeInflater(): Promise<Inflater> {
 }
 
 function streamInflater(): Inflater {
-  return async (data) => {
+  return async (data, maxOutput) => {
     const ds = new DecompressionStream("deflate-raw");
-    const stream = new Blob([data as BlobPart]).stream().pipeThrough(ds);
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    const reader = new Blob([data as BlobPart]).stream().pipeThrough(ds).getReader();
+    // Read chunk by chunk and stop past the declared size: a lying entry never inflates further.
+    const parts: Uint8Array[] = [];
+    let total = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxOutput) {
+        await reader.cancel();
+        throw new Error(`inflates past ${maxOutput} bytes, the size the zip directory declares`);
+      }
+      parts.push(value);
+    }
+    const out = new Uint8Array(total);
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.byteLength;
+    }
+    return out;
   };
 }
 

@@ -75,7 +75,8 @@ export async function openStore(location: string, opts: OpenStoreOptions = {}): 
   let zip = isZipName(file);
   if (!zip) {
     const head = new Uint8Array(4);
-    const fh = await fs.promises.open(file, "r");
+    // Non-blocking: the file was a regular file a moment ago, but a FIFO swapped in must not block.
+    const fh = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     try {
       await fh.read(head, 0, 4, 0);
     } finally {

@@ -6,6 +6,7 @@
  * (usually in a single read), and `getRange` on a STORED entry reads just the requested bytes.
  * @module
  */
+import { DataError } from "../data-error.js";
 import { inflateRaw } from "./inflate.js";
 import { normalizePrefix, relativeKey, resolveRange } from "./keys.js";
 import type { RangeReader } from "./range-reader.js";
@@ -29,6 +30,33 @@ export interface ZipStoreOptions {
   prefix?: string;
   /** Aborts the directory reads. */
   signal?: AbortSignal;
+  /** Largest DEFLATE entry inflated, in bytes (default {@link MAX_INFLATED_BYTES}). */
+  maxInflatedBytes?: number;
+}
+
+/**
+ * Largest DEFLATE entry a store inflates (declared uncompressed size): an entry is inflated whole in
+ * memory, so a zip bomb (a few MB declaring gigabytes) is refused before a byte is allocated.
+ */
+export const MAX_INFLATED_BYTES = 512 * 2 ** 20;
+
+/**
+ * Highest compression ratio DEFLATE can reach is about 1032:1; an entry declaring more (plus a small
+ * allowance for tiny entries) has a directory that lies about it.
+ */
+const MAX_DEFLATE_RATIO = 1032;
+
+/**
+ * Why an entry name cannot be a store key (zip-slip names: absolute, `..` or `.` segments, empty
+ * segments, backslashes, NUL), or null. Such entries are left out of the store.
+ */
+export function unsafeEntryName(name: string): string | null {
+  if (name.includes("\0")) return "it contains a NUL byte";
+  if (name.includes("\\")) return "it contains a backslash";
+  if (name.startsWith("/") || /^[A-Za-z]:/.test(name)) return "it is an absolute path";
+  const parts = (name.endsWith("/") ? name.slice(0, -1) : name).split("/");
+  if (parts.some((p) => p === ".." || p === "." || p === "")) return 'it has an empty, "." or ".." segment';
+  return null;
 }
 
 /** Zarr metadata (and consolidated metadata) file names that mark a folder as a zarr root. */
@@ -67,15 +95,25 @@ export class ZipStore implements ReadableStore {
   readonly prefix: string;
   /** Store key (relative, prefix stripped) → the entry that wins: the LAST central-directory record of a name. */
   readonly entries: ReadonlyMap<string, ZipEntry>;
+  /** Entries left out because their name is no store key (zip-slip names), with the reason. */
+  readonly skipped: readonly { name: string; reason: string }[];
   readonly #dataOffsets = new Map<number, Promise<number>>();
+  readonly #maxInflated: number;
 
-  private constructor(reader: RangeReader, directory: ZipDirectory, prefix: string) {
+  private constructor(reader: RangeReader, directory: ZipDirectory, prefix: string, maxInflated: number) {
     this.location = reader.location;
     this.reader = reader;
     this.directory = directory;
     this.prefix = prefix;
+    this.#maxInflated = maxInflated;
     const map = new Map<string, ZipEntry>();
+    const skipped: { name: string; reason: string }[] = [];
     for (const e of directory.entries) {
+      const unsafe = unsafeEntryName(e.name);
+      if (unsafe) {
+        skipped.push({ name: e.name, reason: unsafe });
+        continue;
+      }
       if (e.isDirectory || !e.name.startsWith(prefix)) continue;
       const key = e.name.slice(prefix.length);
       if (key === "") continue;
@@ -83,14 +121,16 @@ export class ZipStore implements ReadableStore {
       map.set(key, e);
     }
     this.entries = map;
+    this.skipped = skipped;
   }
 
   /** Read the archive's directory and return a store over it. Throws a located Error for a corrupt zip. */
   static async open(reader: RangeReader, opts: ZipStoreOptions = {}): Promise<ZipStore> {
     const directory = await readZipDirectory(reader, { signal: opts.signal });
-    let prefix = opts.prefix ?? detectRootPrefix(directory.entries.map((e) => e.name));
+    const names = directory.entries.map((e) => e.name).filter((n) => unsafeEntryName(n) === null);
+    let prefix = opts.prefix ?? detectRootPrefix(names);
     if (prefix !== "" && !prefix.endsWith("/")) prefix += "/";
-    return new ZipStore(reader, directory, prefix);
+    return new ZipStore(reader, directory, prefix, opts.maxInflatedBytes ?? MAX_INFLATED_BYTES);
   }
 
   /** The winning entry for a store key (`"/a/b"` or `"a/b"`), if any. */
@@ -107,9 +147,19 @@ export class ZipStore implements ReadableStore {
       );
     }
     if (e.method === STORED && e.compressedSize !== e.uncompressedSize) {
-      throw new Error(
+      throw new DataError(
         `${this.location}: STORED entry "${e.name}" has compressed size ${e.compressedSize} ≠ size ${e.uncompressedSize}`,
       );
+    }
+    if (e.method === DEFLATE) {
+      if (e.uncompressedSize > this.#maxInflated)
+        throw new DataError(
+          `${this.location}: entry "${e.name}" declares ${e.uncompressedSize} bytes uncompressed (${e.compressedSize} compressed); entries over ${this.#maxInflated} bytes are not inflated (a zip bomb, or store it uncompressed)`,
+        );
+      if (e.uncompressedSize > MAX_DEFLATE_RATIO * e.compressedSize + 4096)
+        throw new DataError(
+          `${this.location}: entry "${e.name}" declares ${e.uncompressedSize} bytes from ${e.compressedSize} compressed, more than DEFLATE can produce (corrupt or forged directory)`,
+        );
     }
   }
 
@@ -153,7 +203,7 @@ export class ZipStore implements ReadableStore {
     try {
       return await inflateRaw(raw, e.uncompressedSize);
     } catch (err) {
-      throw new Error(`${this.location}: cannot inflate entry "${e.name}": ${(err as Error).message}`, {
+      throw new DataError(`${this.location}: cannot inflate entry "${e.name}": ${(err as Error).message}`, {
         cause: err,
       });
     }

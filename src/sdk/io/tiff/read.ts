@@ -12,6 +12,7 @@ import { GeoTIFF, GeoTIFFImage } from "geotiff";
 import { allocArray, type DenseArray, type DType, sizeOfShape } from "../../data/arrays.js";
 import type { AxisSelection, ImageElement, RasterLevel, RasterSource } from "../../data/elements.js";
 import { defaultAxes, type Transformation } from "../../data/transforms.js";
+import { checkInside, confineRootFor } from "../confine.js";
 import { NodeFileSource } from "./file-source.js";
 import {
   type OmeImage,
@@ -30,6 +31,11 @@ export interface ReadOmeTiffOptions {
   readonly series?: number;
   /** Map pixels to `global` with the OME PhysicalSizeX/Y scale instead of the identity. */
   readonly physicalScale?: boolean;
+  /**
+   * Where the companion metadata file and the plane files an OME-XML names may lie (default: the data
+   * dir holding the file, else its folder; see `io/confine.ts`).
+   */
+  readonly confine?: string;
 }
 
 /** TIFF compression codes of JPEG-2000 (Aperio 33003/33005, 33004, OpenJPEG 34712). */
@@ -77,7 +83,9 @@ interface TiffFile {
 async function openTiffFile(path: string): Promise<TiffFile> {
   let size: number;
   try {
-    size = (await stat(path)).size;
+    const st = await stat(path);
+    if (!st.isFile()) throw new Error("not a regular file (a FIFO, socket or device is not read)");
+    size = st.size;
   } catch (err) {
     throw new Error(`${path}: cannot open (${(err as Error).message})`, { cause: err });
   }
@@ -140,11 +148,14 @@ function subIfdOffsets(fd: FileDirectory): number[] {
  */
 export async function readOmeTiff(path: string, opts: ReadOmeTiffOptions = {}): Promise<ImageElement> {
   const absPath = resolve(path);
+  const root = opts.confine ?? confineRootFor(absPath);
+  // Files the OME-XML names (companion metadata, planes of a multi-file set) are read only inside.
+  const inside = (p: string, what: string) => checkInside(p, root, `${absPath}: ${what} ${p}`);
   const files = new Map<string, Promise<TiffFile>>();
   const fileAt = (p: string): Promise<TiffFile> => {
     let f = files.get(p);
     if (!f) {
-      f = openTiffFile(p);
+      f = (p === absPath ? Promise.resolve(p) : inside(p, "the plane file")).then(openTiffFile);
       files.set(p, f);
     }
     return f;
@@ -176,7 +187,9 @@ export async function readOmeTiff(path: string, opts: ReadOmeTiffOptions = {}): 
     if (ome.metadataFile && ome.images.length === 0) {
       metaPath = resolve(dirname(absPath), ome.metadataFile);
       let text: string;
+      await inside(metaPath, "the companion metadata file");
       try {
+        if (!(await stat(metaPath)).isFile()) throw new Error("not a regular file");
         text = await readFile(metaPath, "utf8");
       } catch (err) {
         throw new Error(
