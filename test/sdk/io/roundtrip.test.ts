@@ -28,7 +28,8 @@ afterAll(async () => {
 });
 
 describe("convert then inspect gives the same inventory and values", () => {
-  it.each(CASES)("%s", async (rel, format) => {
+  // Materialising every value of the larger fixtures (10k cells) takes tens of seconds on a busy machine.
+  it.each(CASES)("%s", { timeout: 180_000 }, async (rel, format) => {
     const input = fixture(rel);
     const first = await openData(input);
     expect(first.format).toBe(format);
