@@ -220,7 +220,7 @@ export class EmbeddingCanvas extends CanvasBase {
 
   override updated(changed: PropertyValues<this>): void {
     super.updated(changed);
-    if (changed.has("display")) this.redraw();
+    if (changed.has("display") && (this.enc.color_by ?? null) === this.color.path) this.redraw();
   }
 
   private renderEmbeddingControls() {

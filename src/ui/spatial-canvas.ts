@@ -554,7 +554,8 @@ export class SpatialCanvas extends CanvasBase {
         const [tx, ty] = this.viewState.target;
         this.setView(tx * psx, ty * psy, this.viewState.zoom);
       }
-      this.redraw();
+      // A new colour field is drawn once its colours are ready (refresh), not with the old ones first.
+      if ((e.color_by ?? null) === this.color.path) this.redraw();
     }
   }
 

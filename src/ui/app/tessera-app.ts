@@ -782,7 +782,12 @@ export class TesseraApp extends LitElement {
   /** Displays of the session, plus automatic ones it lacks (spatial; an embedding once one exists). */
   private withAutoDisplays(displays: DisplaySpec[], fields: SourceFields): DisplaySpec[] {
     const out = [...displays];
-    const firstCat = fields.obs.find((o) => o.kind === "categorical")?.name;
+    // Colour by a cell grouping when there is one (not the table's region key).
+    const cats = fields.obs.filter(
+      (o) => o.kind === "categorical" && !/^(region|instance_id|cell_id)$/i.test(o.name),
+    );
+    const preferred = ["cell_type", "celltype", "leiden", "louvain", "clusters", "cluster"];
+    const firstCat = (cats.find((o) => preferred.includes(o.name.toLowerCase())) ?? cats[0])?.name;
     if (!out.some((d) => d.type === "spatial_canvas") && fields.obsm.some((o) => o.name === "spatial")) {
       out.unshift({
         id: uuid(),
@@ -953,6 +958,9 @@ export class TesseraApp extends LitElement {
   /** A server display replaces the local one, keeping the local camera (viewports are per client). */
   private mergeServer(local: DisplaySpec, server: DisplaySpec | undefined): DisplaySpec {
     if (!server) return local;
+    // Unchanged (the echo of this browser's own PUT): keep the object, so nothing redraws.
+    if (server.type === local.type && JSON.stringify(server.encoding) === JSON.stringify(local.encoding))
+      return local;
     return { ...server, viewport: local.viewport } as DisplaySpec;
   }
 
