@@ -28,11 +28,27 @@ export interface RunOptions {
 export interface RunIo {
   out(line: string): void;
   err(line: string): void;
+  /** Replace the live progress line (`""` clears it); absent where nothing live can be shown. */
+  progress?(line: string): void;
+}
+
+/** `[#######.............]  35%`. */
+export function progressBar(fraction: number, width = 20): string {
+  const f = Math.min(1, Math.max(0, Number.isFinite(fraction) ? fraction : 0));
+  const full = Math.round(f * width);
+  return `[${"#".repeat(full)}${".".repeat(width - full)}] ${String(Math.round(f * 100)).padStart(3)}%`;
 }
 
 const STD_IO: RunIo = {
   out: (l) => process.stdout.write(`${l}\n`),
   err: (l) => process.stderr.write(`${l}\n`),
+  // Only on a terminal: a line rewritten in place (carriage return, then clear to the end of the line).
+  ...(process.stderr.isTTY
+    ? {
+        progress: (l: string) =>
+          process.stderr.write(`\r${l.slice(0, (process.stderr.columns ?? 80) - 1)}\x1b[K`),
+      }
+    : {}),
 };
 
 /** The deepest folder containing every path. */
@@ -129,6 +145,17 @@ export async function runCommand(opts: RunOptions, io: RunIo = STD_IO): Promise<
       );
     const run = await session.runRecipe(recipe, { values, mode: "run" });
     const n = run.tickets.length;
+    // A live progress line on a terminal (stderr), from what the running step reports.
+    const stepOf = new Map(run.tickets.map((t, i) => [t.job_id, i]));
+    const stopProgress = service.bus.subscribe((e) => {
+      if (e.event !== "job.progress" || !io.progress) return;
+      const d = e.data as { job_id: string; fraction: number; message?: string };
+      const i = stepOf.get(d.job_id);
+      if (i === undefined) return;
+      io.progress(
+        `[${i + 1}/${n}] ${stepKey(recipe.steps[i]!)} ${progressBar(d.fraction)}${d.message ? ` ${d.message}` : ""}`,
+      );
+    }, service.bus.lastId);
     let failed = 0;
     for (const [i, ticket] of run.tickets.entries()) {
       const key = stepKey(recipe.steps[i]!);
@@ -143,15 +170,18 @@ export async function runCommand(opts: RunOptions, io: RunIo = STD_IO): Promise<
               .map(([slot, keys]) => `${slot}: ${keys.join(", ")}`)
               .join("; ")
           : "";
+        io.progress?.("");
         io.out(`${tag} ok (${secs(Date.now() - started)})${wrote ? ` — ${wrote}` : ""}`);
       } else {
         failed++;
+        io.progress?.("");
         io.err(`${tag} ${out.status}: ${out.error}`);
         const log = session.job(ticket.job_id).log.trim();
         if (log) for (const line of log.split("\n")) io.err(`    ${line}`);
       }
     }
 
+    stopProgress();
     io.out(`saving ${output}`);
     const save = await (await session.save({ path: output })).done;
     if (save.status !== "completed") {

@@ -75,6 +75,11 @@ export interface ResourceGlobal {
 export interface EventMap {
   "job.queued": { session_id: string; job_id: string; descriptor: EventDescriptor; position: number };
   "job.started": { session_id: string; job_id: string };
+  /**
+   * Beyond the spec: what a running operation reports through `ctx.progress` (`fraction` in [0, 1]),
+   * at most a few times a second.
+   */
+  "job.progress": { session_id: string; job_id: string; fraction: number; message?: string };
   /** `kind` is the effect class (`compute`, `plot`, `extract`, `read` …); more fields may follow. */
   "job.completed": { session_id: string; job_id: string; kind: string; [extra: string]: unknown };
   "job.failed": { session_id: string; job_id: string; error: string };
@@ -122,6 +127,7 @@ export interface TesseraEvent<T = unknown> {
 export const EVENT_NAMES = [
   "job.queued",
   "job.started",
+  "job.progress",
   "job.completed",
   "job.failed",
   "job.log",

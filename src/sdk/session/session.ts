@@ -856,6 +856,23 @@ export class Session {
     return { job_id: jobId, status: rec.status, done: rec.done };
   }
 
+  /**
+   * The progress hook of a job: `job.progress` events, at most every 250 ms unless the message changes or the
+   * job reaches the end, so a kernel reporting per row does not flood the event stream.
+   */
+  private progressTo(rec: JobRecord): (fraction: number, message?: string) => void {
+    let last = 0;
+    let lastMessage: string | undefined;
+    return (fraction, message) => {
+      const now = Date.now();
+      const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 0;
+      if (now - last < 250 && message === lastMessage && f < 1) return;
+      last = now;
+      lastMessage = message;
+      this.emit("job.progress", { job_id: rec.id, fraction: f, ...(message ? { message } : {}) });
+    };
+  }
+
   /** The OpContext hooks of a job: log lines kept on the record and sent as `job.log`. */
   private logTo(rec: JobRecord): (text: string) => void {
     return (text: string) => {
@@ -890,7 +907,7 @@ export class Session {
     try {
       const result =
         entry.effect_class === "read"
-          ? await this.runReader(entry, opParams, signal, this.logTo(rec), () => {})
+          ? await this.runReader(entry, opParams, signal, this.logTo(rec), this.progressTo(rec))
           : await this.deps.pool.run(
               {
                 module: entry.module,
@@ -902,7 +919,7 @@ export class Session {
                 threads: this.deps.config.nThreads,
                 effect: entry.effect_class,
               },
-              { signal, onLog: this.logTo(rec), name: entry.key },
+              { signal, onLog: this.logTo(rec), onProgress: this.progressTo(rec), name: entry.key },
             );
       this.commit(rec, entry, result);
     } catch (err) {

@@ -141,7 +141,7 @@ describe("EventBus", () => {
       "custom.thing",
     ]);
     expect(EVENT_NAMES).toContain("platform.upload.failed");
-    expect(new Set(EVENT_NAMES).size).toBe(19);
+    expect(new Set(EVENT_NAMES).size).toBe(20);
   });
 
   it("default error reporter logs to console.error", () => {
