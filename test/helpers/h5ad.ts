@@ -28,8 +28,11 @@ export type XSpec =
         indices: Int32Array | BigInt64Array;
         indptr: Int32Array | BigInt64Array;
         shape: [number, number];
+        /** `csc_matrix` instead of `csr_matrix`. */
+        csc?: boolean;
       };
     }
+  | { huge: { shape: [number, number] } }
   | { external: { file: string; path: string } }
   | { soft: string }
   | null;
@@ -86,12 +89,24 @@ export async function writeH5ad(file: string, spec: H5adSpec): Promise<void> {
       ds.create_attribute("encoding-version", "0.2.0");
     } else if (X && "csr" in X) {
       const g = f.create_group("X") as H5.Group;
-      g.create_attribute("encoding-type", "csr_matrix");
+      g.create_attribute("encoding-type", X.csr.csc ? "csc_matrix" : "csr_matrix");
       g.create_attribute("encoding-version", "0.1.0");
       g.create_attribute("shape", new BigInt64Array(X.csr.shape.map((v) => BigInt(v))));
       g.create_dataset({ name: "data", data: X.csr.data });
       g.create_dataset({ name: "indices", data: X.csr.indices });
       g.create_dataset({ name: "indptr", data: X.csr.indptr });
+    } else if (X && "huge" in X) {
+      // A chunked dataset grown to `shape` without writing a chunk: a tiny file declaring a huge X.
+      const ds = f.create_dataset({
+        name: "X",
+        data: new Float32Array(4),
+        shape: [2, 2],
+        maxshape: [null, null],
+        chunks: [2, 2],
+      }) as H5.Dataset;
+      ds.resize(X.huge.shape);
+      ds.create_attribute("encoding-type", "array");
+      ds.create_attribute("encoding-version", "0.2.0");
     } else if (X && "external" in X) {
       f.create_external_link(X.external.file, X.external.path, "X");
     } else if (X && "soft" in X) {

@@ -14,6 +14,7 @@ import { checkpointFromStore, hasSidecar } from "./checkpoint/read.js";
 import { datasetName } from "./checkpoint/write.js";
 import { openOmeZarr } from "./ome/read.js";
 import { isSpatialDataRoot, readSpatialData } from "./spatialdata/read.js";
+import "./memory-budget-node.js";
 import { openStore } from "./store/open-store.js";
 import { readOmeTiff } from "./tiff/read.js";
 import { indexChildLister, openZarr } from "./zarr/open.js";

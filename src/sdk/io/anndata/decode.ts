@@ -8,9 +8,11 @@
  * back lazy; the rest is read now. Anything it cannot represent is skipped with a warning.
  */
 import {
+  BYTES_PER_ELEMENT,
   type Categorical,
   type DenseArray,
   type DType,
+  type IndexArray,
   type NullableArray,
   type SparseMatrix,
   type StringArray,
@@ -26,6 +28,8 @@ import {
   type Table,
 } from "../../data/table.js";
 import type { UnsDict, UnsValue } from "../../data/uns.js";
+import { DataError } from "../data-error.js";
+import { checkReadSize } from "../memory-budget.js";
 import { scalarOf, toIndexArray } from "../zarr/arrays.js";
 import { type AnnNode, isNodeRef, type NodeData } from "./node.js";
 
@@ -302,12 +306,64 @@ async function sparseInfo(node: AnnNode, format: "csr" | "csc") {
   };
 }
 
+/**
+ * Check a CSR/CSC matrix's index arrays as scipy requires them: `indptr` starts at 0, never
+ * decreases and ends at the number of stored values; every index lies in `0..minor-1`. One pass
+ * over each array. A break is a `DataError` naming the node, the rule and the first position that
+ * breaks it (such a matrix would otherwise serve wrong values, or NaN).
+ */
+export function checkSparseIndices(
+  where: string,
+  format: "csr" | "csc",
+  shape: readonly [number, number],
+  indptr: IndexArray,
+  indices: IndexArray,
+  nnz: number,
+): void {
+  const fail = (what: string): never => {
+    throw new DataError(`${where}: invalid ${format} matrix of shape [${shape.join(", ")}]: ${what}`);
+  };
+  const major = format === "csr" ? shape[0] : shape[1];
+  const minor = format === "csr" ? shape[1] : shape[0];
+  const axis = format === "csr" ? "row" : "column";
+  if (indptr.length !== major + 1) fail(`indptr has ${indptr.length} entries, expected ${major + 1}`);
+  if (indices.length !== nnz) fail(`indices has ${indices.length} entries, data has ${nnz}`);
+  if (indptr[0] !== 0) fail(`indptr starts at ${indptr[0]}, not 0`);
+  let prev = 0;
+  for (let a = 1; a <= major; a++) {
+    const p = indptr[a]!;
+    if (!(p >= prev))
+      fail(`indptr decreases at ${axis} ${a - 1}: ${prev} then ${p} (it must never decrease)`);
+    prev = p;
+  }
+  if (prev !== nnz) fail(`indptr ends at ${prev}, but there are ${nnz} stored values`);
+  const integral = indices instanceof Int32Array;
+  for (let k = 0; k < nnz; k++) {
+    const j = indices[k]!;
+    if (!(j >= 0 && j < minor) || (!integral && !Number.isInteger(j))) {
+      // The major position, for the message only (a binary search over indptr).
+      let lo = 0;
+      let hi = major;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (indptr[mid]! <= k) lo = mid;
+        else hi = mid - 1;
+      }
+      fail(`indices[${k}] = ${j} (${axis} ${lo}) is outside 0..${minor - 1}`);
+    }
+  }
+}
+
 async function loadSparse(node: AnnNode, format: "csr" | "csc"): Promise<SparseMatrix> {
   const info = await sparseInfo(node, format);
+  const nnz = info.data.shape[0] ?? 0;
+  const major = (format === "csr" ? info.shape[0] : info.shape[1]) ?? 0;
+  // What the file declares, against memory, before anything is read.
+  checkReadSize(nnz * (BYTES_PER_ELEMENT[info.dtype] + 4) + (major + 1) * 4, node.where);
   const data = await readNumeric(info.data);
   const indices = await readNumeric(info.indices);
   const indptr = await readNumeric(info.indptr);
-  return {
+  const m: SparseMatrix = {
     kind: format,
     dtype: data.dtype,
     shape: info.shape,
@@ -315,6 +371,8 @@ async function loadSparse(node: AnnNode, format: "csr" | "csc"): Promise<SparseM
     indices: toIndexArray(indices.data),
     indptr: toIndexArray(indptr.data),
   };
+  checkSparseIndices(node.where, format, info.shape, m.indptr, m.indices, m.data.length);
+  return m;
 }
 
 /** A matrix node as a lazy slot: shape, dtype, format and nnz known now, data read on `load()`. */
@@ -339,7 +397,13 @@ async function lazySlot(node: AnnNode): Promise<LazyMatrix> {
   const dtype = node.dtype;
   const shape = [...node.shape];
   return lazyMatrix({ format: "dense", dtype, shape }, async () => {
+    // What the file declares, against memory, before anything is allocated.
+    checkReadSize(sizeOfShape(shape) * BYTES_PER_ELEMENT[dtype], node.where);
     const d = await readNumeric(node);
+    if (d.data.length !== sizeOfShape(shape))
+      throw new DataError(
+        `${node.where}: read ${d.data.length} values, its shape [${shape.join(", ")}] holds ${sizeOfShape(shape)}`,
+      );
     return { kind: "dense", dtype: d.dtype, shape: d.shape, data: d.data };
   });
 }

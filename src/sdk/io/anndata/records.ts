@@ -77,7 +77,10 @@ interface BytesCodec {
 }
 
 /** Build the v2 decode chain (compressor, then filters in reverse) from zarrita's codec registry. */
-async function v2Decoder(zarray: Record<string, unknown>): Promise<(b: Uint8Array) => Promise<Uint8Array>> {
+async function v2Decoder(
+  zarray: Record<string, unknown>,
+  chunkBytes: number,
+): Promise<(b: Uint8Array) => Promise<Uint8Array>> {
   const specs: Record<string, unknown>[] = [];
   for (const f of (zarray.filters as Record<string, unknown>[] | null) ?? []) specs.push(f);
   if (zarray.compressor) specs.push(zarray.compressor as Record<string, unknown>);
@@ -88,7 +91,10 @@ async function v2Decoder(zarray: Record<string, unknown>): Promise<(b: Uint8Arra
       | { fromConfig(c: unknown, m: unknown): BytesCodec }
       | undefined;
     if (!entry) throw new Error(`unknown codec ${id}`);
-    codecs.push(entry.fromConfig(config, { dataType: "uint8", shape: [], codecs: [], fillValue: 0 }));
+    // A chunk decodes to `chunkBytes` bytes: what the codecs' size checks bound a chunk to.
+    codecs.push(
+      entry.fromConfig(config, { dataType: "uint8", shape: [chunkBytes], codecs: [], fillValue: 0 }),
+    );
   }
   return async (bytes) => {
     let b = bytes;
@@ -115,7 +121,7 @@ export async function readV2Records(
   const count = Math.max(0, stop - start);
   const raw = new Uint8Array(count * itemSize);
   const chunkLen = chunks[0] ?? n;
-  const decode = await v2Decoder(zarray);
+  const decode = await v2Decoder(zarray, chunkLen * itemSize);
   const fill = typeof zarray.fill_value === "string" ? base64(zarray.fill_value) : null;
   for (let c = Math.floor(start / chunkLen); c * chunkLen < stop; c++) {
     const key = `/${path}/${c}` as const;

@@ -9,6 +9,7 @@
  */
 import type { Readable } from "@zarrita/storage";
 import * as zarr from "zarrita";
+import { DataError } from "../data-error.js";
 import { classifyZarrDtype, readZarrArray, type ZarrArray } from "../zarr/arrays.js";
 import { registerCodecs } from "../zarr/codecs.js";
 import { type AnnNode, joinPath, type NodeData, type NodeDtype } from "./node.js";
@@ -314,7 +315,9 @@ class ZarrNode implements AnnNode {
     } catch (err) {
       const msg = (err as Error).message ?? String(err);
       if (msg.startsWith(this.tree.source)) throw err;
-      throw new Error(`${this.where}: cannot read array: ${describeZarrError(err)}`, { cause: err });
+      if ((err as Error)?.name === "AbortError") throw err;
+      // Whatever stops an array read here is the file's doing (a bad chunk, codec or geometry).
+      throw new DataError(`${this.where}: cannot read array: ${describeZarrError(err)}`, { cause: err });
     }
   }
 

@@ -8,10 +8,17 @@
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import type { Dataset, Entity, Group, File as H5File, Metadata } from "h5wasm";
-import { allocArray, type DType, sizeOfShape, type TypedArray } from "../../data/arrays.js";
+import {
+  allocArray,
+  BYTES_PER_ELEMENT,
+  type DType,
+  sizeOfShape,
+  type TypedArray,
+} from "../../data/arrays.js";
 import { type AnnNode, joinPath, type NodeData, type NodeDtype } from "../anndata/node.js";
 import { confineRootFor, isInside } from "../confine.js";
 import { DataError } from "../data-error.js";
+import { checkReadSize } from "../memory-budget.js";
 import { type FilterSupport, filterError, unreadableFilter } from "./filters.js";
 import { guarded } from "./guard.js";
 import { filterSupport, type H5Wasm, loadH5wasm, markAborted } from "./h5wasm.js";
@@ -404,6 +411,8 @@ class H5Node implements AnnNode {
       return { kind: "string", shape, values };
     }
     if (dtype === "record") return this.readRecords(b > a ? slice(a, b) : [], shape);
+    // What the file declares, against memory, before anything is allocated.
+    checkReadSize((b - a) * rowSize * BYTES_PER_ELEMENT[dtype], this.where);
     const data = allocArray(dtype, (b - a) * rowSize);
     const rowsPerBlock = Math.max(1, Math.floor(BLOCK_ELEMENTS / Math.max(1, rowSize)));
     let at = 0;

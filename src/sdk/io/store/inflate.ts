@@ -21,13 +21,21 @@ async function nodeInflater(): Promise<Inflater> {
   return async (data, maxOutput) => {
     // maxOutputLength guards against a corrupt entry (or a zip bomb) expanding far past its declared size.
     const opts = { maxOutputLength: Math.max(1, maxOutput) };
+    const tooBig = (err: unknown) =>
+      (err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE"
+        ? new Error(`inflates past ${maxOutput} bytes, the size the zip directory declares`)
+        : err;
     if (data.byteLength < ASYNC_THRESHOLD) {
-      const out = zlib.inflateRawSync(data, opts);
-      return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+      try {
+        const out = zlib.inflateRawSync(data, opts);
+        return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+      } catch (err) {
+        throw tooBig(err);
+      }
     }
     return new Promise<Uint8Array>((resolve, reject) => {
       zlib.inflateRaw(data, opts, (err, out) =>
-        err ? reject(err) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.byteLength)),
+        err ? reject(tooBig(err)) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.byteLength)),
       );
     });
   };

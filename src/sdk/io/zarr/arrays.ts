@@ -9,13 +9,15 @@ import type { Mutable, Readable } from "@zarrita/storage";
 import * as zarr from "zarrita";
 import {
   allocArray,
+  BYTES_PER_ELEMENT,
   type DType,
   type IndexArray,
   sizeOfShape,
   type TypedArray,
   toShared,
 } from "../../data/arrays.js";
-import { registerCodecs } from "./codecs.js";
+import { checkReadSize } from "../memory-budget.js";
+import { checkArrayGeometry, registerCodecs } from "./codecs.js";
 
 /** A zarrita array on any readable store. */
 export type ZarrArray = zarr.Array<zarr.DataType, Readable>;
@@ -108,6 +110,8 @@ export async function readZarrArray(
   registerCodecs();
   const kind = classifyZarrDtype(arr.dtype);
   if (kind === null) throw new Error(`unsupported zarr data type ${JSON.stringify(arr.dtype)}`);
+  // A shape or chunk shape of zeros, negatives or fractions would stall zarrita's indexer.
+  checkArrayGeometry(arr as unknown as Parameters<typeof checkArrayGeometry>[0]);
   if (arr.shape.length === 0) {
     // zarrita returns a 0-d array's value as a bare scalar.
     const v = (await zarr.get(arr, null)) as unknown;
@@ -128,6 +132,14 @@ export async function readZarrArray(
     const res = await zarr.get(arr, sel);
     return { kind: "string", shape: [...res.shape], values: toStrings(res.data) };
   }
+  const rowsRead = rows
+    ? Math.max(0, Math.min(rows.stop, arr.shape[0] ?? 0) - rows.start)
+    : (arr.shape[0] ?? 0);
+  // What the array declares, against memory, before zarrita allocates it.
+  checkReadSize(
+    rowsRead * sizeOfShape(arr.shape.slice(1)) * BYTES_PER_ELEMENT[kind],
+    `zarr array ${(arr as { path?: string }).path ?? ""}`,
+  );
   const res = await zarr.get(arr, sel, { useSharedArrayBuffer: typeof SharedArrayBuffer !== "undefined" });
   const shape = [...res.shape];
   return { kind: "numeric", dtype: kind, shape, data: toModelArray(res.data, arr.dtype, sizeOfShape(shape)) };

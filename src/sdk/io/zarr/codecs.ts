@@ -6,6 +6,7 @@
  * array is opened or created; every reader and writer in `io/` calls it (it is idempotent).
  */
 import * as zarr from "zarrita";
+import { DataError } from "../data-error.js";
 
 /** The chunk zarrita hands to an array-to-bytes codec. */
 interface StringChunk {
@@ -95,9 +96,17 @@ class VLenUtf8Codec {
 /** The subset of node:zlib this module uses. */
 interface NodeZlib {
   gzip(buf: Uint8Array, opts: { level?: number }, cb: (err: Error | null, out: Uint8Array) => void): void;
-  gunzip(buf: Uint8Array, cb: (err: Error | null, out: Uint8Array) => void): void;
+  gunzip(
+    buf: Uint8Array,
+    opts: { maxOutputLength?: number },
+    cb: (err: Error | null, out: Uint8Array) => void,
+  ): void;
   deflate(buf: Uint8Array, opts: { level?: number }, cb: (err: Error | null, out: Uint8Array) => void): void;
-  inflate(buf: Uint8Array, cb: (err: Error | null, out: Uint8Array) => void): void;
+  inflate(
+    buf: Uint8Array,
+    opts: { maxOutputLength?: number },
+    cb: (err: Error | null, out: Uint8Array) => void,
+  ): void;
 }
 
 let zlibPromise: Promise<NodeZlib | null> | undefined;
@@ -135,16 +144,61 @@ function call(fn: (cb: (err: Error | null, out: Uint8Array) => void) => void): P
   );
 }
 
+/** Largest decoded chunk of a variable-size type (strings), or of any chunk (bytes). */
+export const MAX_CHUNK_BYTES = 1024 * 2 ** 20;
+
+/** Bytes per element of zarrita's fixed-size data types. */
+const ITEM_BYTES: Readonly<Record<string, number>> = {
+  bool: 1,
+  int8: 1,
+  uint8: 1,
+  int16: 2,
+  uint16: 2,
+  float16: 2,
+  int32: 4,
+  uint32: 4,
+  float32: 4,
+  int64: 8,
+  uint64: 8,
+  float64: 8,
+  complex64: 8,
+  complex128: 16,
+};
+
+/** What a codec is told about the chunks it decodes (zarrita's chunk metadata). */
+interface ChunkMeta {
+  dataType?: string;
+  shape?: readonly number[];
+}
+
+/**
+ * Most bytes a bytes-to-bytes codec may produce for one chunk: the chunk's size for fixed-size types
+ * (a little slack for headers), `MAX_CHUNK_BYTES` otherwise. A compressed chunk that would inflate
+ * past it (a bomb) is refused while decoding, not after.
+ */
+export function decodedChunkBound(meta: ChunkMeta | undefined): number {
+  const item = meta?.dataType !== undefined ? ITEM_BYTES[meta.dataType] : undefined;
+  const shape = meta?.shape;
+  if (item === undefined || !shape) return MAX_CHUNK_BYTES;
+  let n = item;
+  for (const s of shape) n *= s;
+  return Number.isFinite(n) && n >= 0 ? Math.min(MAX_CHUNK_BYTES, n + 4096) : MAX_CHUNK_BYTES;
+}
+
 /**
  * A deflate-family bytes-to-bytes codec with encoding: `gzip` (v3 / `numcodecs.gzip`) or `zlib`
  * (v2 numcodecs, deflate with the zlib header). node:zlib where present, else the web streams.
+ * Decoding stops at the chunk's size (`decodedChunkBound`).
  */
 function deflateCodec(format: "gzip" | "deflate") {
   return class DeflateCodec {
     readonly kind = "bytes_to_bytes" as const;
-    constructor(readonly level = 1) {}
-    static fromConfig(config: { level?: number } | undefined): DeflateCodec {
-      return new DeflateCodec(config?.level ?? 1);
+    constructor(
+      readonly level = 1,
+      readonly maxOutput = MAX_CHUNK_BYTES,
+    ) {}
+    static fromConfig(config: { level?: number } | undefined, meta?: ChunkMeta): DeflateCodec {
+      return new DeflateCodec(config?.level ?? 1, decodedChunkBound(meta));
     }
     async encode(bytes: Uint8Array): Promise<Uint8Array> {
       const z = await nodeZlib();
@@ -155,8 +209,26 @@ function deflateCodec(format: "gzip" | "deflate") {
     }
     async decode(bytes: Uint8Array): Promise<Uint8Array> {
       const z = await nodeZlib();
-      if (!z) return viaStream(bytes, format, false);
-      return format === "gzip" ? call((cb) => z.gunzip(bytes, cb)) : call((cb) => z.inflate(bytes, cb));
+      if (!z) {
+        const out = await viaStream(bytes, format, false);
+        if (out.byteLength > this.maxOutput)
+          throw new Error(
+            `${format}: chunk inflates to ${out.byteLength} bytes, more than its ${this.maxOutput}`,
+          );
+        return out;
+      }
+      const opts = { maxOutputLength: Math.max(1, this.maxOutput) };
+      try {
+        return await (format === "gzip"
+          ? call((cb) => z.gunzip(bytes, opts, cb))
+          : call((cb) => z.inflate(bytes, opts, cb)));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
+          throw new Error(
+            `${format}: chunk inflates past ${this.maxOutput} bytes, the size of a chunk of this array`,
+          );
+        throw err;
+      }
     }
   };
 }
@@ -179,8 +251,9 @@ interface InnerCodec {
 function checkedBlosc(inner: { fromConfig(config: unknown): InnerCodec }) {
   return {
     kind: "bytes_to_bytes" as const,
-    fromConfig(config: unknown) {
+    fromConfig(config: unknown, meta?: ChunkMeta) {
       const codec = inner.fromConfig(config);
+      const max = decodedChunkBound(meta);
       return {
         kind: "bytes_to_bytes" as const,
         encode: (b: Uint8Array) => codec.encode(b),
@@ -195,6 +268,10 @@ function checkedBlosc(inner: { fromConfig(config: unknown): InnerCodec }) {
               `blosc: header says ${cbytes} compressed bytes, the chunk has ${b.byteLength} (corrupt or truncated)`,
             );
           }
+          if (nbytes > max)
+            throw new Error(
+              `blosc: header says ${nbytes} bytes decoded, more than a chunk of this array (${max})`,
+            );
           const out = await codec.decode(b);
           if (out.byteLength !== nbytes) {
             throw new Error(`blosc: decoded ${out.byteLength} bytes, the header says ${nbytes}`);
@@ -210,8 +287,9 @@ function checkedBlosc(inner: { fromConfig(config: unknown): InnerCodec }) {
 function checkedZstd(inner: { fromConfig(config: unknown): InnerCodec }) {
   return {
     kind: "bytes_to_bytes" as const,
-    fromConfig(config: unknown) {
+    fromConfig(config: unknown, meta?: ChunkMeta) {
       const codec = inner.fromConfig(config);
+      const max = decodedChunkBound(meta);
       return {
         kind: "bytes_to_bytes" as const,
         encode: (b: Uint8Array) => codec.encode(b),
@@ -219,12 +297,102 @@ function checkedZstd(inner: { fromConfig(config: unknown): InnerCodec }) {
           if (b.byteLength < 4 || b[0] !== 0x28 || b[1] !== 0xb5 || b[2] !== 0x2f || b[3] !== 0xfd) {
             throw new Error("zstd: chunk does not start with a zstd frame (corrupt)");
           }
+          const declared = zstdContentSize(b);
+          if (declared !== null && declared > max)
+            throw new Error(
+              `zstd: frame declares ${declared} bytes decoded, more than a chunk of this array (${max})`,
+            );
           return codec.decode(b);
         },
       };
     },
   };
 }
+
+/** The Frame_Content_Size a zstd frame header declares, or null when it does not say. */
+export function zstdContentSize(b: Uint8Array): number | null {
+  if (b.byteLength < 5) return null;
+  const fhd = b[4]!;
+  const fcsFlag = fhd >> 6;
+  const single = (fhd >> 5) & 1;
+  const dictFlag = fhd & 3;
+  const fcsBytes = [single ? 1 : 0, 2, 4, 8][fcsFlag]!;
+  if (fcsBytes === 0) return null;
+  const at = 5 + (single ? 0 : 1) + [0, 1, 2, 4][dictFlag]!;
+  if (b.byteLength < at + fcsBytes) return null;
+  const view = new DataView(b.buffer, b.byteOffset + at, fcsBytes);
+  if (fcsBytes === 1) return view.getUint8(0);
+  if (fcsBytes === 2) return view.getUint16(0, true) + 256;
+  if (fcsBytes === 4) return view.getUint32(0, true);
+  return Number(view.getBigUint64(0, true));
+}
+
+/** What the chunk check knows of a zarrita array. */
+interface CheckedArray {
+  readonly path: string;
+  readonly chunks: readonly number[];
+  readonly shape: readonly number[];
+  readonly store: { location?: unknown };
+}
+
+/** `<store>: <array path>`, for messages. */
+function arrayWhere(arr: CheckedArray): string {
+  const loc = typeof arr.store?.location === "string" ? `${arr.store.location}: ` : "";
+  return `${loc}array ${arr.path}`;
+}
+
+/** Refuse an array whose shape or chunk shape is not made of usable integers (before indexing). */
+export function checkArrayGeometry(arr: CheckedArray): void {
+  const bad = (what: string) => new DataError(`${arrayWhere(arr)}: ${what}`);
+  if (!arr.shape.every((s) => Number.isSafeInteger(s) && s >= 0))
+    throw bad(`shape [${arr.shape.join(", ")}] must be non-negative integers`);
+  if (arr.chunks.length !== arr.shape.length || !arr.chunks.every((c) => Number.isSafeInteger(c) && c > 0))
+    throw bad(`chunk shape [${arr.chunks.join(", ")}] must be ${arr.shape.length} positive integers`);
+}
+
+const CHECKED_CHUNKS = Symbol.for("tessera.zarr.checked-chunks");
+
+/**
+ * Check every chunk zarrita decodes, whatever reads it: the array's geometry first, then that the
+ * decoded chunk holds exactly as many values as its shape (a truncated or padded chunk would read as
+ * fill values or garbage), and any decoding failure as a `DataError` naming the array and the chunk.
+ * Installed once on `zarr.Array.prototype`.
+ */
+function installChunkChecks(): void {
+  const proto = zarr.Array.prototype as unknown as Record<PropertyKey, unknown> & {
+    getChunk: (
+      this: CheckedArray,
+      coords: number[],
+      ...rest: unknown[]
+    ) => Promise<{ data: ArrayLike<unknown>; shape: number[] }>;
+  };
+  if (proto[CHECKED_CHUNKS]) return;
+  proto[CHECKED_CHUNKS] = true;
+  const getChunk = proto.getChunk;
+  proto.getChunk = async function checkedGetChunk(this: CheckedArray, coords: number[], ...rest: unknown[]) {
+    checkArrayGeometry(this);
+    let chunk: { data: ArrayLike<unknown>; shape: number[] };
+    try {
+      chunk = await getChunk.call(this, coords, ...rest);
+    } catch (err) {
+      if (err instanceof DataError || (err as Error)?.name === "AbortError") throw err;
+      const cause = (err as { cause?: unknown })?.cause;
+      const msg = cause instanceof Error ? cause.message : err instanceof Error ? err.message : String(err);
+      throw new DataError(`${arrayWhere(this)}: chunk [${coords.join(", ")}] cannot be decoded: ${msg}`, {
+        cause: err,
+      });
+    }
+    let want = 1;
+    for (const s of chunk.shape) want *= s;
+    if (chunk.data.length !== want)
+      throw new DataError(
+        `${arrayWhere(this)}: chunk [${coords.join(", ")}] decodes to ${chunk.data.length} values, its shape [${chunk.shape.join(", ")}] holds ${want} (truncated or corrupt)`,
+      );
+    return chunk;
+  };
+}
+
+installChunkChecks();
 
 let registered = false;
 
