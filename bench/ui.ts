@@ -4,16 +4,16 @@
  *
  * - open: from navigating to a session to its cells drawn (state, positions and colours fetched,
  *   the first frame with the cells layer);
- * - gene: from choosing a gene to the cells recoloured (the Arrow field fetched from the server, the
- *   colour buffer built, the frame drawn), median of several genes;
- * - pan: frame time while panning (one `panBy` per animation frame), mean and p95;
+ * - gene: from choosing a gene to its colours ready (the Arrow field fetched from the server, the
+ *   colour buffer built and handed to deck.gl) and to the recoloured frame drawn, median of 3 genes;
+ * - pan: frame time while panning (one `panBy` per animation frame, 10 frames), mean and p95;
  * - memory: the page's JS heap (CDP `Performance.getMetrics`);
  * - bundle: the app's initial load, gzip.
  *
  * Sizes: 1,000,000 cells and 100,000 cells (`--cells A,B`), `--genes` genes (default 50).
  * `npm run bench:ui` (about 2–4 min, ~4 GB RSS at 1M).
  */
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,7 +43,8 @@ const IN_PAGE = `window.__bench = {
   canvas() { return document.querySelector("tessera-app").shadowRoot.querySelector("tessera-spatial-canvas"); },
   drawn() {
     const c = this.canvas();
-    return new Promise((r) => { const tick = () => (c.frames > 0 ? r() : requestAnimationFrame(tick)); tick(); });
+    const done = () => c.dataset.ready === "1" && c.dataset.drawnKey && c.dataset.drawnKey === c.dataset.colorKey;
+    return new Promise((r) => { const tick = () => (done() ? r() : requestAnimationFrame(tick)); tick(); });
   },
   nextFrame() {
     const c = this.canvas(); const f0 = c.frames;
@@ -59,7 +60,7 @@ const IN_PAGE = `window.__bench = {
     c.setColorBy("X:" + gene);
     await set;
     const ready = performance.now() - t;
-    await this.nextFrame();
+    await this.drawn();
     return { ready, drawn: performance.now() - t };
   },
   async pan(n) {
@@ -73,6 +74,28 @@ const IN_PAGE = `window.__bench = {
     return { mean: times.reduce((a, b) => a + b, 0) / times.length, p95: times[Math.floor(times.length * 0.95)] };
   },
 };`;
+
+/** Resident MB of Chromium's renderer and GPU processes (Linux /proc): the page's memory, typed arrays and GL buffers included. */
+function chromiumRssMb(): { renderer: number; gpu: number } {
+  const out = { renderer: 0, gpu: 0 };
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes("chromium")) continue;
+      const kind = cmd.includes("--type=renderer")
+        ? "renderer"
+        : cmd.includes("--type=gpu-process")
+          ? "gpu"
+          : null;
+      if (!kind) continue;
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (m) out[kind] += Number(m[1]) / 1024;
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
 
 const work = await mkdtemp(join(tmpdir(), "tessera-bench-ui-"));
 const appDir = join(work, "app");
@@ -124,7 +147,7 @@ try {
     const t0 = Date.now();
     await page.goto(`${server.url}/?session=${s.id}`);
     page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
-    const canvas = page.locator('tessera-spatial-canvas[data-ready="1"]');
+    const canvas = page.locator("tessera-spatial-canvas[data-drawn-key]");
     try {
       await canvas.waitFor({ timeout: 300_000 });
     } catch (e) {
@@ -138,7 +161,7 @@ try {
     if (process.env.BENCH_DEBUG) console.log("open", openMs);
     const geneReady: number[] = [];
     const geneDrawn: number[] = [];
-    for (const g of genes.slice(1)) {
+    for (const g of genes.slice(1, 4)) {
       const r = (await page.evaluate(`__bench.recolour(${JSON.stringify(g)})`)) as {
         ready: number;
         drawn: number;
@@ -148,14 +171,15 @@ try {
     }
     if (process.env.BENCH_DEBUG) console.log("genes", geneReady, geneDrawn);
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const pan = (await page.evaluate("__bench.pan(20)")) as { mean: number; p95: number };
+    const pan = (await page.evaluate("__bench.pan(10)")) as { mean: number; p95: number };
     if (process.env.BENCH_DEBUG) console.log("pan", pan);
     const metrics = (await cdp.send("Performance.getMetrics")).metrics;
     const heap = metrics.find((m) => m.name === "JSHeapUsedSize")?.value ?? 0;
+    const rss = chromiumRssMb();
     console.log(
       `${n.toLocaleString()} cells: open → cells drawn ${(openMs / 1000).toFixed(2)} s; ` +
         `gene → colours ready median ${median(geneReady).toFixed(0)} ms, → recoloured frame median ${median(geneDrawn).toFixed(0)} ms; ` +
-        `pan frame mean ${pan.mean.toFixed(0)} ms, p95 ${pan.p95.toFixed(0)} ms; JS heap ${(heap / 1e6).toFixed(0)} MB`,
+        `pan frame mean ${pan.mean.toFixed(0)} ms, p95 ${pan.p95.toFixed(0)} ms; JS heap ${(heap / 1e6).toFixed(0)} MB, renderer RSS ${rss.renderer.toFixed(0)} MB, GPU process RSS ${rss.gpu.toFixed(0)} MB`,
     );
     await page.close();
     await server.service.deleteSession(s.id);

@@ -100,6 +100,9 @@ export class SpatialCanvas extends CanvasBase {
       },
       onAfterRender: () => {
         this.frames++;
+        // What the last drawn frame showed (tests and the bench wait for it).
+        const k = this.dataset.colorKey;
+        if (k && this.dataset.ready === "1" && this.dataset.drawnKey !== k) this.dataset.drawnKey = k;
       },
       layers: [],
       getCursor: ({ isDragging }) => (isDragging ? "grabbing" : "grab"),

@@ -84,9 +84,19 @@ afterAll(async () => {
 });
 
 async function canvasPixels(name: string, sel = "tessera-spatial-canvas"): Promise<Pixels> {
-  // Let deck draw the last update.
-  await page.waitForTimeout(400);
-  return shoot(page.locator(sel), join(shots, `${name}.png`));
+  // Wait for a frame drawn with the current colours (the canvas records what its last frame showed).
+  const loc = page.locator(sel);
+  await expect
+    .poll(
+      () =>
+        loc.evaluate((el) => (el as HTMLElement).dataset.drawnKey === (el as HTMLElement).dataset.colorKey),
+      {
+        timeout: 30_000,
+      },
+    )
+    .toBe(true);
+  await page.waitForTimeout(300);
+  return shoot(loc, join(shots, `${name}.png`));
 }
 
 function blended(hex: string): number[] {
