@@ -60,10 +60,10 @@ try {
   });
   const base = `${server.url}/api`;
   const call = async (p: string, init: RequestInit = {}) => {
-    const json = init.body ? { "content-type": "application/json" } : {};
+    const json: Record<string, string> = init.body ? { "content-type": "application/json" } : {};
     const r = await fetch(`${base}${p}`, {
       ...init,
-      headers: { ...HEADERS, ...json, ...(init.headers ?? {}) },
+      headers: { ...HEADERS, ...json, ...((init.headers as Record<string, string> | undefined) ?? {}) },
     });
     const body = r.headers.get("content-type")?.includes("json") ? await r.json() : await r.arrayBuffer();
     return { status: r.status, body: body as Record<string, unknown> };

@@ -54,6 +54,8 @@ export interface ManifestFunction {
   module: string;
   /** Export name in that module. */
   export: string;
+  /** Peak memory as an expression of the input's shape and the params (`@peakMemory`), when stated. */
+  peak_memory?: string;
 }
 
 /** A plugin's manifest. */
@@ -81,6 +83,8 @@ export function checkManifest(value: unknown, where: string): Manifest {
       bad(`functions[${i}].json_schema must be an object`);
     if (!f.ui_schema || typeof f.ui_schema !== "object") bad(`functions[${i}].ui_schema must be an object`);
     if (!Array.isArray(f.unsupported_params)) bad(`functions[${i}].unsupported_params must be an array`);
+    if (f.peak_memory !== undefined && typeof f.peak_memory !== "string")
+      bad(`functions[${i}].peak_memory must be a string`);
   });
   return m as Manifest;
 }

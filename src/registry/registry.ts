@@ -6,6 +6,12 @@
  */
 import { readFile } from "node:fs/promises";
 import type { EffectClass, Operation } from "../sdk/jobs/operation.js";
+import {
+  compilePeakMemory,
+  defaultPeakMemory,
+  type PeakEstimate,
+  type ShapeVariables,
+} from "../sdk/resources/peak-memory.js";
 import { TESSERA_VERSION } from "../sdk/version.js";
 import { type CoverageReport, coverageOf } from "./coverage.js";
 import { locatePlugin, moduleUrl } from "./locate.js";
@@ -32,10 +38,12 @@ export interface FunctionEntry {
   module: string;
   /** Export name in that module. */
   export: string;
+  /** Peak memory expression from the manifest (`@peakMemory`), when the operation states one. */
+  peak_memory?: string;
 }
 
-/** An entry as the API lists it (without where the code is). */
-export type PublicEntry = Omit<FunctionEntry, "module" | "export" | "library">;
+/** An entry as the API lists it (without where the code is, nor the engine's memory estimate). */
+export type PublicEntry = Omit<FunctionEntry, "module" | "export" | "library" | "peak_memory">;
 
 /** Options of `Registry.load`. */
 export interface RegistryOptions {
@@ -65,10 +73,28 @@ export class Registry {
   private readonly entries: Map<string, FunctionEntry>;
   private readonly validator = new ParamsValidator();
   private readonly modules = new Map<string, Promise<Record<string, unknown>>>();
+  /** Each function's peak-memory estimate, compiled once from its manifest expression (or the default). */
+  private readonly estimates = new Map<string, PeakEstimate>();
 
   private constructor(entries: FunctionEntry[], libraryVersions: Record<string, string>) {
     this.entries = new Map(entries.map((e) => [e.key, e]));
     this.libraryVersions = libraryVersions;
+    for (const e of entries) {
+      let est = defaultPeakMemory(e.effect_class);
+      if (e.peak_memory !== undefined) {
+        try {
+          est = compilePeakMemory(e.peak_memory);
+        } catch (err) {
+          throw new Error(`${e.key}: ${(err as Error).message}`);
+        }
+      }
+      this.estimates.set(e.key, est);
+    }
+  }
+
+  /** Bytes function `key` is expected to take at its peak on an input of this shape with these params. */
+  peakMemory(key: string, shape: ShapeVariables, params: Readonly<Record<string, unknown>>): number {
+    return (this.estimates.get(key) ?? (() => 0))(shape, params);
   }
 
   /** Read the manifests of the configured plugins. Throws naming the plugin and file on any problem. */
@@ -129,6 +155,7 @@ export class Registry {
           library: lib,
           module: url,
           export: f.export,
+          ...(f.peak_memory !== undefined ? { peak_memory: f.peak_memory } : {}),
         });
       }
     }
@@ -165,7 +192,7 @@ export class Registry {
   /** The registry as `GET /api/functions` returns it. */
   envelope(): { functions: PublicEntry[]; library_versions: Record<string, string> } {
     return {
-      functions: this.list().map(({ module: _m, export: _e, library: _l, ...pub }) => pub),
+      functions: this.list().map(({ module: _m, export: _e, library: _l, peak_memory: _p, ...pub }) => pub),
       library_versions: { ...this.libraryVersions },
     };
   }

@@ -339,6 +339,7 @@ export interface NormalizeTotalParams {
  * Normalise counts per cell so that every cell has the same total count (`target_sum`, by default
  * the median total), optionally ignoring highly expressed genes for the size factors. Replaces X (or
  * the layer) with a new matrix; a CSC input comes back as CSR, as in scanpy.
+ * @peakMemory x_bytes * 1.2
  */
 export async function normalize_total(
   sd: SpatialData,
@@ -445,6 +446,7 @@ export interface Log1pParams {
 /**
  * Logarithmise the data matrix: X = log(X + 1), natural unless `base` is given. Replaces X (or the
  * layer) with a new matrix and records `uns/log1p/base`.
+ * @peakMemory x_bytes * 1.2
  */
 export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext): Promise<Change> {
   const op = "log1p";
@@ -708,6 +710,7 @@ export interface ScaleParams {
  * Scale each gene to unit variance and (by default) zero mean, optionally clipping at `max_value`.
  * Writes the scaled matrix (dense when zero-centred) to X or the layer and var `mean` and `std`
  * (named `mean of <mask_obs>`/`std of <mask_obs>` with a mask).
+ * @peakMemory dense_bytes * 1.2 + n_vars * 32
  */
 export async function scale(sd: SpatialData, params: ScaleParams, ctx: OpContext): Promise<Change> {
   const op = "scale";

@@ -153,6 +153,7 @@ export async function buildManifest(dir: string, opts: BuildOptions = {}): Promi
         unsupported_params: op.unsupported,
         module: op.module,
         export: op.export,
+        ...(op.peak_memory !== undefined ? { peak_memory: op.peak_memory } : {}),
       });
     }
   }

@@ -7,6 +7,7 @@
  */
 import ts from "typescript";
 import type { EffectClass } from "../../sdk/jobs/operation.js";
+import { compilePeakMemory } from "../../sdk/resources/peak-memory.js";
 import { isNamespace, NAMESPACES } from "../plugin.js";
 import { firstSentence } from "../ui-rules.js";
 
@@ -34,6 +35,8 @@ export interface FoundOperation {
   unsupported: string[];
   /** Where it is declared, for error messages. */
   where: string;
+  /** Its `@peakMemory` expression (see sdk/resources/peak-memory.ts), when it states one. */
+  peak_memory?: string;
 }
 
 const EFFECTS: readonly EffectClass[] = ["compute", "plot", "extract", "read"];
@@ -201,6 +204,16 @@ export function findOperations(program: ts.Program, mod: ModuleSource): FoundOpe
       }
       unsupported.push(prop.getName());
     }
+    const peak = tagValue(sym, checker, "peakMemory");
+    if (peak !== undefined) {
+      // Checked here, so a typo in a name fails the build instead of counting as 0 at run time.
+      const names = checker.getPropertiesOfType(pType).map((p) => p.getName());
+      try {
+        compilePeakMemory(peak, names);
+      } catch (err) {
+        throw new Error(`${where}: ${(err as Error).message}`);
+      }
+    }
     found.push({
       namespace,
       function: exportName,
@@ -211,6 +224,7 @@ export function findOperations(program: ts.Program, mod: ModuleSource): FoundOpe
       paramsType,
       unsupported,
       where,
+      ...(peak !== undefined ? { peak_memory: peak } : {}),
       pos: fn.getStart(sf),
     });
   }

@@ -91,6 +91,23 @@ export class ResourceMonitor {
       );
   }
 
+  /**
+   * Throw a 503 `LimitError` when a job's estimated peak (`bytes`) does not fit in the memory left below the
+   * admission threshold; `what` names the job and `why` how the estimate was made. No-op without a limit.
+   */
+  admitNeed(what: string, bytes: number, why: string): void {
+    const limit = this.opts.config.containerMemMb;
+    if (!(limit > 0) || !(bytes > 0)) return;
+    const threshold = this.opts.config.admissionPct * limit;
+    const used = (this.memoryPct() / 100) * limit;
+    const headroom = Math.max(0, threshold - used);
+    const need = bytes / 2 ** 20;
+    if (need > headroom)
+      throw new LimitError(
+        `${what} refused: it needs about ${need < 10 ? need.toFixed(1) : need.toFixed(0)} MB at its peak (${why}), and ${headroom.toFixed(0)} MB are free below the admission threshold (${(this.opts.config.admissionPct * 100).toFixed(0)}% of the ${limit} MB limit); save and close a session, or work on a subset`,
+      );
+  }
+
   /** One sample (also what the timer emits). */
   async sample(): Promise<ResourceSample> {
     const c = this.opts.config;

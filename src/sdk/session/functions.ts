@@ -3,9 +3,11 @@
  * lacks (today `read.read_data`). Lookup, validation (defaults filled, errors naming the field) and
  * loading go through here so the rest of the session never special-cases the built-ins.
  */
+
 import { Ajv, type ValidateFunction } from "ajv";
 import { ParamsError } from "../../registry/errors.js";
 import type { Operation } from "../jobs/operation.js";
+import type { ShapeVariables } from "../resources/peak-memory.js";
 import { BUILTIN_LIBRARY, READ_DATA_ENTRY, read_data } from "./builtin-readers.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
 import type { EngineFunction, EngineRegistry } from "./types.js";
@@ -51,6 +53,13 @@ export class SessionFunctions {
   /** The entry of `key`, or undefined. */
   get(key: string): EngineFunction | undefined {
     return this.registry.get(key) ?? this.fallbacks.get(key)?.entry;
+  }
+
+  /** Bytes `key` is expected to take at its peak on an input of `shape` (0 for the built-ins and unknowns). */
+  peakMemory(key: string, shape: ShapeVariables, params: Readonly<Record<string, unknown>>): number {
+    return this.registry.get(key) && this.registry.peakMemory
+      ? this.registry.peakMemory(key, shape, params)
+      : 0;
   }
 
   /** The entry of `key`, or a NotFoundError (`unknown function <key>`). */

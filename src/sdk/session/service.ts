@@ -17,7 +17,7 @@ import { BadRequestError, LimitError, NotFoundError, StateError, TesseraError } 
 import { SessionFunctions } from "./functions.js";
 import { SessionJournal } from "./journal.js";
 import { Presence } from "./presence.js";
-import { Session } from "./session.js";
+import { Session, type SessionDeps } from "./session.js";
 import { childAppState, childName, prepareSubset, type SubsetRequest } from "./subset.js";
 import type { CreateSessionRequest, JobTicket, SessionSummary } from "./types.js";
 
@@ -216,8 +216,15 @@ export class Service {
     for (const s of this.sessions()) await this.journal.autosave(s, opts);
   }
 
-  private sessionDeps() {
-    return { functions: this.functions, pool: this.pool, bus: this.bus, config: this.config };
+  /** What every session of this service is given: functions, pool, bus, settings, and admission by need. */
+  private sessionDeps(): SessionDeps {
+    return {
+      functions: this.functions,
+      pool: this.pool,
+      bus: this.bus,
+      config: this.config,
+      admitNeed: (what, bytes, why) => this.resources.admitNeed(what, bytes, why),
+    };
   }
 
   /**
@@ -236,7 +243,7 @@ export class Service {
     this.creating++;
     try {
       const s = await Session.create(
-        { functions: this.functions, pool: this.pool, bus: this.bus, config: this.config },
+        this.sessionDeps(),
         {
           source: req.source,
           ...(req.name ? { name: req.name } : {}),
@@ -331,7 +338,7 @@ export class Service {
         signal,
       });
       const child = Session.fromData(
-        { functions: this.functions, pool: this.pool, bus: this.bus, config: this.config },
+        this.sessionDeps(),
         {
           source: parent.source,
           name: childName(parent.name),

@@ -81,6 +81,7 @@ import type { SessionFunctions } from "./functions.js";
 import { containParams, containPath } from "./paths.js";
 import { resolveSaveTarget, type SaveTarget, type SaveTicket, targetPaths } from "./save.js";
 import { checkShapeBounds, type TableShape } from "./shape-bounds.js";
+import { tableShape } from "./table-shape.js";
 import type {
   EngineBus,
   EngineFunction,
@@ -105,6 +106,11 @@ export interface SessionDeps {
   readonly bus: EngineBus;
   /** Data dir (absolute), thread budget per job, and the working folder for save staging. */
   readonly config: { readonly dataDir: string; readonly nThreads: number; readonly workDir: string };
+  /**
+   * Memory admission by need: throws (503) when a job's estimated peak does not fit below the admission
+   * threshold. Absent: every job is admitted.
+   */
+  readonly admitNeed?: (what: string, bytes: number, why: string) => void;
 }
 
 /** Options of `Session.create`. */
@@ -523,6 +529,7 @@ export class Session {
     const { entry, params, opParams } = await this.prepare(descriptor);
     const desc: Descriptor = { namespace: entry.namespace, function: entry.function, params };
     if (entry.effect_class === "extract") return this.runExtract(entry, desc, opParams);
+    this.admit(entry, params);
     const id = randomUUID();
     this.app = addEntry(this.app, id, desc, "queued", this.deps.functions.versionsFor(entry));
     return this.enqueue(id, id, entry, desc, opParams, false);
@@ -562,6 +569,7 @@ export class Session {
     if (found.entry.status !== "pending")
       throw new StateError(`"${id}" is ${found.entry.status}; only pending steps can be run`);
     const { entry, params, opParams } = await this.prepare(entryDescriptor(found.entry));
+    this.admit(entry, params);
     this.app = transition(this.app, id, "queued");
     return this.enqueue(
       id,
@@ -818,6 +826,22 @@ export class Session {
     if (entry.effect_class !== "read") checkShapeBounds(key, entry.effect_class, params, this.activeShape());
     const opParams = await containParams(this.deps.config.dataDir, params, entry);
     return { entry, params, opParams };
+  }
+
+  /**
+   * Refuse a job whose estimated peak memory (its `@peakMemory`, from the active table's shape and its params)
+   * does not fit below the admission threshold: a 503 naming the estimate and the headroom, before the job
+   * exists, so nothing is queued or taken.
+   */
+  private admit(entry: EngineFunction, params: Record<string, unknown>): void {
+    if (!this.deps.admitNeed) return;
+    const t = this.active ? this.committed.tables[this.active] : undefined;
+    const shape = t ? tableShape(t) : { n_obs: 0, n_vars: 0, nnz: 0, x_bytes: 0, dense_bytes: 0 };
+    const bytes = this.deps.functions.peakMemory(entry.key, shape, params);
+    const why = t
+      ? `estimated for ${shape.n_obs.toLocaleString("en")} × ${shape.n_vars.toLocaleString("en")} with these params`
+      : "estimated for this object";
+    this.deps.admitNeed(entry.key, bytes, why);
   }
 
   /** The active table's name and shape (null when the session has none). */

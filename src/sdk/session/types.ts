@@ -7,6 +7,7 @@
 import type { AppState } from "../io/checkpoint/app-state.js";
 import type { EffectClass, Operation } from "../jobs/operation.js";
 import type { WorkerTask } from "../jobs/task.js";
+import type { ShapeVariables } from "../resources/peak-memory.js";
 import type { Descriptor } from "./app-state-machine.js";
 import type { DataVersions } from "./versions.js";
 
@@ -148,6 +149,8 @@ export interface EngineRegistry {
   validate(key: string, params: unknown): Record<string, unknown>;
   readonly libraryVersions: Record<string, string>;
   load(key: string): Promise<Operation>;
+  /** Bytes `key` is expected to take at its peak (see sdk/resources/peak-memory.ts); absent: not estimated. */
+  peakMemory?(key: string, shape: ShapeVariables, params: Readonly<Record<string, unknown>>): number;
 }
 
 /** Hooks of one pool run. */
