@@ -30,6 +30,21 @@ export interface HttpAppOptions {
   guard?: GuardOptions;
 }
 
+/** One route as registered: what the fuzz test (and any client generator) drives from. */
+export interface RouteEntry {
+  readonly method: string | string[];
+  readonly url: string;
+  /** The route's JSON Schemas (body, querystring, params), when it declares them. */
+  readonly schema?: Readonly<Record<string, unknown>>;
+}
+
+const ROUTE_TABLE = new WeakMap<FastifyInstance, RouteEntry[]>();
+
+/** Every route of an app built by `buildApp`, with its schemas, in registration order. */
+export function routeTable(app: FastifyInstance): readonly RouteEntry[] {
+  return ROUTE_TABLE.get(app) ?? [];
+}
+
 /** Response types that are gzip-encoded when the client allows it and always carry `Vary`. */
 const COMPRESSIBLE = /^(application\/json|application\/vnd\.apache\.arrow\.stream)/;
 
@@ -112,6 +127,15 @@ export async function buildApp(opts: HttpAppOptions): Promise<FastifyInstance> {
     sweep.unref();
     app.server.once("close", () => clearInterval(sweep));
     done();
+  });
+  const routes: RouteEntry[] = [];
+  ROUTE_TABLE.set(app, routes);
+  app.addHook("onRoute", (r) => {
+    routes.push({
+      method: r.method,
+      url: r.url,
+      ...(r.schema ? { schema: r.schema as Record<string, unknown> } : {}),
+    });
   });
   const deps = { service: opts.service, sseKeepaliveMs: opts.sseKeepaliveMs ?? 15_000 };
   for (const register of ROUTES) register(app, deps);

@@ -173,6 +173,14 @@ describe("fastify's and node's own refusals", () => {
     const body = JSON.parse(got.slice(got.indexOf("\r\n\r\n") + 4)) as Record<string, unknown>;
     expect(Object.keys(body)).toEqual(["detail"]);
     expect(body.detail).toMatch(/malformed HTTP request/);
+    // A GET whose chunked body node refuses (Content-Length beside Transfer-Encoding: smuggling).
+    const smuggled = await rawRequest(
+      "GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    );
+    expect(smuggled).toMatch(/^HTTP\/1\.1 400/);
+    expect(Object.keys(JSON.parse(smuggled.slice(smuggled.indexOf("\r\n\r\n") + 4)) as object)).toEqual([
+      "detail",
+    ]);
     // The server is still there.
     expect((await t.api("/api/healthz")).status).toBe(200);
   });
