@@ -297,6 +297,33 @@ describe("bounded input", () => {
     }
   });
 
+  it("a display's strings are bounded by the app-state schema (colormap 64, names 256, field paths 1,000)", async () => {
+    const spatial = (encoding: Record<string, unknown>) => ({
+      type: "spatial_canvas",
+      encoding: { coords: "obsm:spatial", ...encoding },
+      viewport: { target: [0, 0], zoom: 1 },
+    });
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [spatial({ colormap: "v".repeat(65) }), /colormap must NOT have more than 64 characters/],
+      [spatial({ coords: `obsm:${"s".repeat(1000)}` }), /coords must NOT have more than 1000/],
+      [spatial({ legend_title: "t".repeat(257) }), /legend_title/],
+      [spatial({ category_colors: { "obs:cell_type": { T: "#".repeat(65) } } }), /64 characters/],
+      [
+        { ...spatial({}), viewport: { target: [0, 0, 0, 0], zoom: 1 } },
+        /target must NOT have more than 3 items/,
+      ],
+    ];
+    for (const [body, re] of cases) {
+      const r = await t.api(`/api/sessions/${sid}/displays`, { method: "POST", json: body });
+      expect(await detail4xx(r, JSON.stringify(body).slice(0, 60))).toMatch(re);
+    }
+    const ok = await t.api(`/api/sessions/${sid}/displays`, {
+      method: "POST",
+      json: spatial({ colormap: "viridis" }),
+    });
+    expect(ok.status).toBe(200);
+  });
+
   it("a polygon over 100,000 vertices is a 400 (selections and drawn annotations)", async () => {
     const ring = Array.from({ length: 100_001 }, (_, i) => [i % 300, Math.floor(i / 300)]);
     const sub = await t.api(`/api/sessions/${sid}/subset`, { method: "POST", json: { polygons: [ring] } });
