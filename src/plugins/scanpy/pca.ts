@@ -275,7 +275,7 @@ function vec(a: Float64Array): DenseArray {
  * Sparse data is centred implicitly, `(X − 1μᵀ)V = XV − 1(μᵀV)`, so X is never densified. Component
  * signs follow scikit-learn's `svd_flip` on the components: each component's largest-magnitude
  * loading is positive.
- * @peakMemory n_vars * n_vars * 16 + (n_obs + n_vars) * max(n_comps, 50) * 16
+ * @peakMemory n_vars * n_vars * 16 + (n_obs + n_vars) * max(n_comps, 50) * 32
  */
 export async function pca(sd: SpatialData, params: PcaParams, ctx: OpContext): Promise<Change> {
   const t = sd.tables[ctx.table];

@@ -710,7 +710,7 @@ export interface ScaleParams {
  * Scale each gene to unit variance and (by default) zero mean, optionally clipping at `max_value`.
  * Writes the scaled matrix (dense when zero-centred) to X or the layer and var `mean` and `std`
  * (named `mean of <mask_obs>`/`std of <mask_obs>` with a mask).
- * @peakMemory dense_bytes * 1.2 + n_vars * 32
+ * @peakMemory dense_bytes * 2 + n_vars * 32
  */
 export async function scale(sd: SpatialData, params: ScaleParams, ctx: OpContext): Promise<Change> {
   const op = "scale";

@@ -55,9 +55,9 @@ describe("admission by need in a session", () => {
 
   it("the registry derives each operation's estimate from its manifest", () => {
     const big = { n_obs: 50_000, n_vars: 3_000, nnz: 150e6, x_bytes: 600e6, dense_bytes: 600e6 };
-    expect(service.registry.peakMemory("sc.pp.scale", big, {})).toBeCloseTo(720e6 + 96_000);
+    expect(service.registry.peakMemory("sc.pp.scale", big, {})).toBeCloseTo(1200e6 + 96_000);
     expect(service.registry.peakMemory("sc.pp.pca", big, { n_comps: 50 })).toBe(
-      3000 * 3000 * 16 + 53_000 * 50 * 16,
+      3000 * 3000 * 16 + 53_000 * 50 * 32,
     );
     // No tag: the default for a computation.
     expect(service.registry.peakMemory("custom.rename_obs_column", big, {})).toBe(600e6);
