@@ -751,7 +751,10 @@ export class Session {
     const unknown = [...new Set(steps.map(stepKey).filter((k) => !this.deps.functions.get(k)))];
     if (unknown.length)
       throw new BadRequestError(`recipe ${recipe.meta.name}: unknown function(s): ${unknown.join(", ")}`);
+    // Hundreds of steps are validated and staged in turns, letting other requests through between.
+    const turn = (i: number) => (i > 0 && i % 100 === 0 ? new Promise<void>((r) => setImmediate(r)) : null);
     for (const [i, s] of steps.entries()) {
+      await turn(i);
       try {
         await this.prepare(s);
       } catch (err) {
@@ -763,7 +766,8 @@ export class Session {
       }
     }
     const run: RecipeRun = { tickets: [], staged: [] };
-    for (const s of steps) {
+    for (const [i, s] of steps.entries()) {
+      await turn(i);
       if (opts.mode === "stage") run.staged.push(await this.stage(s));
       else run.tickets.push(await this.submit(s));
     }
