@@ -357,6 +357,16 @@ const CASES: Case[] = [
   bytesFile("empty-h5ad", "empty.h5ad", () => new Uint8Array(0), /not an HDF5 file/),
   bytesFile("not-a-zip", "not-a-zip.zarr.zip", () => randomBytes(100), /zip|not a recognised|corrupt/i),
   bytesFile("empty-zip", "empty.zarr.zip", () => new Uint8Array(0), /zip|empty|not a recognised/i),
+  {
+    name: "folder-named-h5ad",
+    async write(dir) {
+      const f = join(dir, "folder.h5ad");
+      await (await import("node:fs/promises")).mkdir(f);
+      return f;
+    },
+    field: "X:gene0",
+    says: /is a folder, not an HDF5 file/,
+  },
 ];
 
 // Fill the fixture's gene name into zarr cases, and break the metadata of the "not JSON" case.

@@ -41,6 +41,7 @@ export function checkHdf5File(filePath: string): void {
   const fd = openSync(filePath, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const st = fstatSync(fd);
+    if (st.isDirectory()) throw new Error(`${filePath}: is a folder, not an HDF5 file`);
     if (!st.isFile())
       throw new Error(`${filePath}: not a regular file (a FIFO, socket or device is not read)`);
     const size = st.size;
