@@ -263,6 +263,24 @@ d("the web app (live)", () => {
   });
 });
 
+d("the web app (live): new session", () => {
+  it("opens a dataset of the data folder from the New session dialog, follows its load and draws it", async () => {
+    const before = ts.server.service.sessions().length;
+    await page.locator("header").getByRole("button", { name: "New session" }).click();
+    const entry = page.locator("[data-testid=datasets] div", { hasText: basename(ts.demo) });
+    await entry.waitFor();
+    await entry.click();
+    await expect.poll(() => ts.server.service.sessions().length, { timeout: 30_000 }).toBe(before + 1);
+    const fresh = ts.server.service.sessions().at(-1)!;
+    await expect.poll(() => new URL(page.url()).searchParams.get("session")).toBe(fresh.id);
+    await page.locator("button[data-view=spatial]").click();
+    await page.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.locator("[data-testid=session-switcher]").textContent()).toContain("ready");
+    const px = await canvasPixels("10-new-session");
+    expect(fractionNot(px, BG)).toBeGreaterThan(0.02);
+  });
+});
+
 d("the serverless viewer and embed mode", () => {
   let site: Awaited<ReturnType<typeof staticServer>>;
   let root: string;
