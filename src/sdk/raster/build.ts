@@ -11,12 +11,13 @@
  * so memory stays at a few bands however large the image.
  */
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, statfs, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { BYTES_PER_ELEMENT, type DType, TYPED_ARRAY_OF } from "../data/arrays.js";
 import type { ImageElement, LabelsElement, RasterSource } from "../data/elements.js";
+import { DataError } from "../io/data-error.js";
 import { tsxWorkerImport } from "../jobs/entry.js";
 import type { FromWorker, ToWorker, WorkerLevel } from "./build-worker.js";
 import { type DownsampleMethod, pyramidShapes } from "./pyramid.js";
@@ -215,6 +216,31 @@ function planeBlocks(shape: readonly number[], chunks: readonly number[], nOuter
 }
 
 /**
+ * Refuse a rebuild the work dir cannot hold, before anything is written: an image declaring 2 TB (a hostile or
+ * broken file, or simply too large for this machine) would otherwise stream for hours and fill the disk. The
+ * bound is the uncompressed size of every level against the free space of the work dir's file system.
+ */
+async function checkRoomFor(
+  el: ImageElement | LabelsElement,
+  levels: readonly { shape: readonly number[] }[],
+  outDir: string,
+): Promise<void> {
+  const bytes =
+    levels.reduce((n, l) => n + l.shape.reduce((p, s) => p * s, 1), 0) * BYTES_PER_ELEMENT[el.dtype];
+  let parent = dirname(outDir);
+  while (!existsSync(parent) && dirname(parent) !== parent) parent = dirname(parent);
+  const st = await statfs(parent).catch(() => null);
+  if (!st) return;
+  const free = st.bavail * st.bsize;
+  if (bytes > free) {
+    const gb = (b: number) => `${(b / 1e9).toFixed(b < 1e10 ? 1 : 0)} GB`;
+    throw new DataError(
+      `${el.name}: the image declares ${el.levels[0]!.shape.join(" × ")} ${el.dtype} (${gb(bytes)} once tiled), more than the ${gb(free)} free in the work dir; it cannot be served from here`,
+    );
+  }
+}
+
+/**
  * Rebuild `el` into the served layout under `outDir` (created; level arrays `s0 …` directly inside).
  * Rejects with the signal's reason when aborted (worker threads are stopped; the caller removes the
  * folder).
@@ -226,6 +252,7 @@ export async function buildServedRaster(
 ): Promise<BuiltRaster> {
   const tile = opts.tileSize ?? SERVED_TILE_SIZE;
   const levels = planServedLevels(el, opts.basePx, tile);
+  await checkRoomFor(el, levels, outDir);
   const axes = el.axes;
   const nOuter = axes.length - 2;
   if (axes[nOuter] !== "y" || axes[nOuter + 1] !== "x")
