@@ -66,6 +66,13 @@ interface CscStream {
   block(j0: number, j1: number, into: ColumnBlock): ColumnBlock;
 }
 
+/** Where each column of the block `[j0, j1)` starts in the block's buffers (prefix sums of the counts). */
+function blockStarts(counts: Float64Array, j0: number, j1: number): Float64Array {
+  const next = new Float64Array(j1 - j0);
+  for (let j = j0 + 1; j < j1; j++) next[j - j0] = next[j - j0 - 1]! + counts[j - 1]!;
+  return next;
+}
+
 /** Numeric view of any typed array (bigint dtypes read through `Number`). */
 function numberReader(a: ArrayLike<number | bigint>): (i: number) => number {
   if (a instanceof BigInt64Array || a instanceof BigUint64Array) return (i) => Number(a[i]!);
@@ -84,8 +91,7 @@ function denseStream(m: DenseArray): CscStream {
   return {
     counts,
     block(j0, j1, into) {
-      const next = new Float64Array(j1 - j0);
-      for (let j = j0 + 1; j < j1; j++) next[j - j0] = next[j - j0 - 1]! + counts[j - 1]!;
+      const next = blockStarts(counts, j0, j1);
       for (let i = 0; i < rows; i++) {
         const base = i * cols;
         for (let j = j0; j < j1; j++) {
@@ -124,8 +130,7 @@ function csrStream(m: SparseMatrix): CscStream | null {
   return {
     counts,
     block(j0, j1, into) {
-      const next = new Float64Array(j1 - j0);
-      for (let j = j0 + 1; j < j1; j++) next[j - j0] = next[j - j0 - 1]! + counts[j - 1]!;
+      const next = blockStarts(counts, j0, j1);
       for (let i = 0; i < rows; i++) {
         const end = indptr(i + 1);
         let k = cursor[i]!;
