@@ -31,6 +31,11 @@ export interface JournalRecord {
   version: 1;
   /** Process that wrote it; a journal of a live process other than this one is never recovered. */
   pid: number;
+  /**
+   * The data dir of the server that wrote it: a server on another data dir sharing the work dir (the default
+   * work dir is the system temp folder) leaves it alone.
+   */
+  data_dir: string;
   id: string;
   name: string;
   source: SessionSource;
@@ -101,6 +106,7 @@ export class SessionJournal {
 
   constructor(
     readonly workDir: string,
+    readonly dataDir: string,
     opts: JournalOptions = {},
   ) {
     this.root = join(workDir, JOURNAL_DIR);
@@ -129,6 +135,7 @@ export class SessionJournal {
         continue; // a journal being written by a live process, or damaged: never guessed at
       }
       if (record.version !== 1 || record.id !== id || processAlive(record.pid)) continue;
+      if (record.data_dir !== this.dataDir) continue; // another server's sessions
       // Claim it at once, so another server starting on the same work dir does not restore it too.
       record = { ...record, pid: process.pid };
       await writeAtomic(file, JSON.stringify(record));
@@ -237,6 +244,7 @@ export class SessionJournal {
     return {
       version: 1,
       pid: process.pid,
+      data_dir: this.dataDir,
       id: s.id,
       name: s.name,
       source: s.source,

@@ -114,7 +114,7 @@ export class Service {
     });
     // Sampling (resource.sample events) is started by whoever serves clients (the HTTP server);
     // admission works without it.
-    this.journal = config.sessionRecovery ? new SessionJournal(config.workDir) : null;
+    this.journal = config.sessionRecovery ? new SessionJournal(config.workDir, config.dataDir) : null;
     if (this.journal) {
       const journal = this.journal;
       // Every event naming a session may follow a change of its state: journal it a moment later.

@@ -183,6 +183,39 @@ describe("session recovery", () => {
     await a.close().catch(() => {});
   });
 
+  it("a server on another data dir sharing the work dir leaves the sessions alone", async () => {
+    const workDir = join(dataDir, ".work-shared");
+    const a = await recovering(workDir);
+    const s = await a.createSession({ source: { kind: "load", path: demo }, name: "mine" });
+    await settle(s);
+    await crash(workDir, [s.id]);
+    const other = await Service.start({
+      env: {},
+      plugins: ["tessera", "testkit"],
+      config: {
+        dataDir: join(dataDir, "elsewhere"),
+        workDir,
+        computePoolWorkers: 1,
+        recipesDir: join(dataDir, "no-recipes"),
+        sessionRecovery: true,
+        autosaveS: 0,
+      },
+    });
+    try {
+      expect(other.sessions()).toEqual([]);
+    } finally {
+      await other.close();
+    }
+    // Its own data dir's next server still finds it.
+    const b = await recovering(workDir);
+    try {
+      expect(b.sessions().map((x) => x.id)).toEqual([s.id]);
+    } finally {
+      await b.close();
+    }
+    await a.close().catch(() => {});
+  });
+
   it("without recovery (the library's default) nothing is journalled", async () => {
     const workDir = join(dataDir, ".work-off");
     const a = await serviceOn(workDir, false);
