@@ -4,8 +4,11 @@
  * schemas as the live API (`fieldBatch`), genes come from the column-major mirror, var names are
  * searched in memory. Read-only. The reader is loaded on demand (its own chunk).
  */
+
+import * as zarr from "zarrita";
 import type { AppState } from "../sdk/io/checkpoint/app-state.js";
 import type { Checkpoint } from "../sdk/io/checkpoint/read.js";
+import type { ServedRasterStore } from "../sdk/raster/served-store.js";
 import { fieldFromTable } from "./arrow-field.js";
 import type {
   DataSource,
@@ -16,6 +19,8 @@ import type {
   SourceElements,
   SourceFields,
 } from "./data-source.js";
+import { polygonsFromTable } from "./geoarrow.js";
+import { zarrImageLoader } from "./image-loader.js";
 
 /** Options of `openCheckpointSource`. */
 export interface CheckpointSourceOptions {
@@ -26,6 +31,8 @@ export interface CheckpointSourceOptions {
 /** A checkpoint opened in the browser. */
 export class CheckpointDataSource implements DataSource {
   readonly readOnly = true;
+  private infos = new Map<string, Promise<ImageInfo>>();
+  private loaders = new Map<string, Promise<ImageLoader>>();
 
   constructor(
     readonly url: string,
@@ -65,8 +72,8 @@ export class CheckpointDataSource implements DataSource {
       obsm: t?.obsm ?? [],
       has_x: Boolean(t?.has_x && t.x_mirror),
       var_names_count: t?.n_vars ?? 0,
-      images: [],
-      shapes: [],
+      images: this.cp.sidecar.images.map((i) => i.name),
+      shapes: this.boundaryShapes().map((x) => x.name),
     };
   }
 
@@ -74,10 +81,20 @@ export class CheckpointDataSource implements DataSource {
     return this.cp.appState;
   }
 
+  /** Polygon shapes elements the boundary overlay may draw (none for a version-1 sidecar). */
+  private boundaryShapes(): { name: string; n: number; geometry: string }[] {
+    if (!this.cp.boundariesAvailable) return [];
+    return this.cp.sidecar.shapes
+      .filter((x) => /polygon/i.test(x.geometry) && this.cp.sdata.shapes[x.name])
+      .map((x) => ({ name: x.name, n: x.n, geometry: x.geometry }));
+  }
+
   async getElements(): Promise<SourceElements> {
-    // Boundaries and images are read by the live server today; the serverless reader of both
-    // (row-group pruned GeoParquet, the raster prefix store) is part 2.
-    return { shapes: [], images: [], activeTable: this.activeTable };
+    return {
+      shapes: this.boundaryShapes(),
+      images: this.cp.sidecar.images.map((i) => ({ name: i.name, channels: [...i.channels] })),
+      activeTable: this.activeTable,
+    };
   }
 
   async searchVarNames(q: string, limit = 20): Promise<string[]> {
@@ -86,16 +103,82 @@ export class CheckpointDataSource implements DataSource {
     return this.sdk.searchVarNames(t.var.index, q, limit);
   }
 
-  async getShapesGeoArrow(): Promise<PolygonData> {
-    throw new Error("cell boundaries are not available in the serverless viewer yet");
+  async getShapesGeoArrow(
+    element: string,
+    bbox: readonly number[] | null,
+    limit?: number,
+  ): Promise<PolygonData> {
+    if (!this.boundaryShapes().some((x) => x.name === element))
+      throw new Error(`no cell boundaries "${element}" in this checkpoint`);
+    // The checkpoint reader has the element's GeoParquet decoded (WKB → flat buffers); the SDK places
+    // it on the canvas and answers the bbox query exactly as the live route does.
+    const shapes = this.sdk.canvasShapes(this.cp.sdata, this.activeTable, element);
+    const box = bbox ? ([bbox[0], bbox[1], bbox[2], bbox[3]] as [number, number, number, number]) : null;
+    return polygonsFromTable(this.sdk.geoArrowTable(shapes, this.sdk.queryShapes(shapes, box, limit)));
   }
 
-  async getImageInfo(): Promise<ImageInfo> {
-    throw new Error("images are not available in the serverless viewer yet");
+  getImageInfo(element: string): Promise<ImageInfo> {
+    let p = this.infos.get(element);
+    if (!p) {
+      p = this.computeImageInfo(element);
+      p.catch(() => this.infos.delete(element));
+      this.infos.set(element, p);
+    }
+    return p;
   }
 
-  async openImageLoader(): Promise<ImageLoader> {
-    throw new Error("images are not available in the serverless viewer yet");
+  /**
+   * The info the live server's `/image/{element}/info` answers, computed here from the element's
+   * NGFF metadata (as the checkpoint reader parsed it) and the sidecar, with the SDK's own
+   * `imageInfoOf` (placement through `P⁻¹ · T_image`, as for the cells) and `coarsestStats`
+   * (default windows from the coarsest level's 99.5th percentile) over the zip's served layout.
+   */
+  private async computeImageInfo(element: string): Promise<ImageInfo> {
+    const sd = this.cp.sdata;
+    const el = sd.images[element] ?? sd.labels[element];
+    const side = [...this.cp.sidecar.images, ...this.cp.sidecar.labels].find((x) => x.name === element);
+    if (!el || !side) throw new Error(`no image "${element}" in this checkpoint`);
+    const axes = el.axes.map((a) => a.toLowerCase());
+    const levels = el.levels.map((l, i) => ({
+      level: i,
+      path: l.path,
+      shape: l.shape,
+      chunks: l.chunks,
+      width: l.shape[l.shape.length - 1]!,
+      height: l.shape[l.shape.length - 2]!,
+    }));
+    const root = zarr.root(this.cp.store);
+    const group = side.path;
+    const store = {
+      levels,
+      axes,
+      tileSize: levels[0]?.chunks[levels[0].chunks.length - 1] ?? 512,
+      groupPath: group,
+      backing: { kind: "source" },
+      // What coarsestStats reads: one plane region of a level.
+      async region(k: number, outer: readonly number[], y0: number, y1: number, x0: number, x1: number) {
+        const lv = levels[k]!;
+        const arr = await zarr.open.v3(root.resolve(`${group}/${lv.path}`), { kind: "array" });
+        const sel = [...outer, zarr.slice(y0, y1), zarr.slice(x0, x1)];
+        return (await zarr.get(arr, sel)).data;
+      },
+    } as unknown as ServedRasterStore;
+    const isRgb = this.sdk.isRgbImage(el);
+    const stats = await this.sdk.coarsestStats(store, isRgb);
+    return this.sdk.imageInfoOf(sd, this.activeTable, el, store, stats, {
+      sessionId: this.url,
+      clientCompositing: true,
+    });
+  }
+
+  openImageLoader(element: string): Promise<ImageLoader> {
+    let l = this.loaders.get(element);
+    if (!l) {
+      l = (async () => zarrImageLoader(this.cp.store, await this.getImageInfo(element)))();
+      l.catch(() => this.loaders.delete(element));
+      this.loaders.set(element, l);
+    }
+    return l;
   }
 
   imageThumbnailUrl(): string | null {

@@ -330,6 +330,57 @@ d("the serverless viewer and embed mode", () => {
     }
   });
 
+  it("draws an image tile and the cell boundaries read from the checkpoint over Range", async () => {
+    const p = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+    try {
+      p.on("pageerror", (e) => console.log("pageerror:", e.message));
+      await p.goto(`${site.base}/index.html?checkpoint=${basename(ts.demo)}`);
+      const canvas = p.locator('tessera-spatial-canvas[data-ready="1"]');
+      await canvas.waitFor({ timeout: 60_000 });
+      const edit = (enc: Record<string, unknown>) =>
+        p.evaluate((e) => {
+          const c = document
+            .querySelector("tessera-app")!
+            .shadowRoot!.querySelector("tessera-spatial-canvas") as unknown as {
+            editEncoding(p: Record<string, unknown>): void;
+          };
+          c.editEncoding(e);
+        }, enc);
+      const before = site.log.length;
+      await edit({ image_layer: "morphology", show_points: false, show_image: true, render_mode: "points" });
+      await expect
+        .poll(() => p.locator("tessera-spatial-canvas").getAttribute("data-image-tiles"), { timeout: 60_000 })
+        .not.toBeNull();
+      await p.waitForTimeout(800);
+      const img = await shoot(p.locator("tessera-spatial-canvas"), join(shots, "11-serverless-image.png"));
+      expect(fractionNot(img, BG, 20)).toBeGreaterThan(0.1);
+      // The image's chunks came out of the zip in ranges, not as a whole download.
+      const reads = site.log.slice(before).filter((x) => x.url.endsWith(".zip"));
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.every((x) => x.status === 206)).toBe(true);
+
+      await edit({ show_image: false, render_mode: "points+shapes", boundary_style: "outline" });
+      await expect
+        .poll(
+          async () => (await p.locator("tessera-spatial-canvas").getAttribute("data-boundaries")) ?? "0",
+          {
+            timeout: 60_000,
+          },
+        )
+        .not.toBe("0");
+      await p.waitForTimeout(800);
+      const lines = await shoot(
+        p.locator("tessera-spatial-canvas"),
+        join(shots, "12-serverless-boundaries.png"),
+      );
+      // Only the outlines are drawn (no points, no image).
+      expect(fractionNot(lines, BG)).toBeGreaterThan(0.02);
+      expect(fractionNot(lines, BG)).toBeLessThan(fractionNot(img, BG, 20));
+    } finally {
+      await p.close();
+    }
+  });
+
   it("embed mode answers ready with the inventory and applies apply-display", async () => {
     const p = await browser.newPage({ viewport: { width: 920, height: 660 } });
     try {
@@ -346,12 +397,20 @@ d("the serverless viewer and embed mode", () => {
       )) as unknown as {
         source: string;
         version: number;
-        inventory: { displays: unknown[]; obsColumns: { name: string }[] };
+        inventory: {
+          displays: unknown[];
+          obsColumns: { name: string }[];
+          images: { element: string; channelNames: string[]; isRgb: boolean; contrastRange: number[][] }[];
+        };
       };
       expect(ready.source).toBe("tessera-embed");
       expect(ready.version).toBe(1);
       expect(ready.inventory.displays.length).toBeGreaterThan(0);
       expect(ready.inventory.obsColumns.map((c) => c.name)).toContain("cell_type");
+      const morph = ready.inventory.images.find((i) => i.element === "morphology");
+      expect(morph?.channelNames).toHaveLength(4);
+      expect(morph?.isRgb).toBe(false);
+      expect(morph?.contrastRange).toHaveLength(4);
       const frame = p.frameLocator("#f");
       await frame.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 60_000 });
       await p.evaluate(() => {

@@ -769,14 +769,35 @@ export class TesseraApp extends LitElement {
         ...payloadOf(d),
       })),
       obsColumns: (f?.obs ?? []).map((o) => ({ name: o.name, kind: o.kind })),
-      images: [] as {
-        element: string;
-        channelNames: string[];
-        isRgb: boolean;
-        contrastRange: [number, number][];
-      }[],
+      images: await this.imageInventory(f?.images ?? []),
       obsmKeys: (f?.obsm ?? []).map((o) => ({ key: o.name, nComponents: o.n_components })),
     };
+  }
+
+  /** The images of the embed inventory (an image whose info cannot be read is left out). */
+  private async imageInventory(names: readonly string[]) {
+    const src = this.source;
+    const out: {
+      element: string;
+      channelNames: string[];
+      isRgb: boolean;
+      contrastRange: [number, number][];
+    }[] = [];
+    if (!src) return out;
+    for (const name of names) {
+      try {
+        const info = await src.getImageInfo(name);
+        out.push({
+          element: name,
+          channelNames: info.channel_names,
+          isRgb: info.is_rgb,
+          contrastRange: info.contrast_range,
+        });
+      } catch {
+        // Not drawable here; the host does not get it.
+      }
+    }
+    return out;
   }
 
   /** Displays of the session, plus automatic ones it lacks (spatial; an embedding once one exists). */
