@@ -1,7 +1,7 @@
 /** Checkpoints: what they carry, HTTP Range opening, rejection of stale files, crash-safe saves. */
-import { copyFile, mkdtemp, readdir, readFile, rm, stat, truncate } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative as relativePath } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as zarr from "zarrita";
 import { lazyMatrix, loadMatrix } from "../../../../src/sdk/data/lazy.js";
@@ -269,5 +269,11 @@ describe("saving", () => {
     const cp = await openCheckpoint(first.path);
     expect(Object.keys(cp.sdata.images)).toEqual(["morphology"]);
     expect(cp.sdata.tables.table!.obs.index.values.length).toBe(4000);
+    // The docs' first example saves its analysis as `demo-<hash>` beside it: only the demo counts as the demo,
+    // and a relative data dir still gives an absolute path (open reads relative paths against the data dir).
+    await writeFile(join(dataDir, "demo-000000000000.sdata.zarr.zip"), "a user's own save");
+    expect(await ensureDemoDataset(dataDir)).toEqual({ path: first.path, created: false });
+    const relative = await ensureDemoDataset(relativePath(process.cwd(), dataDir));
+    expect(relative.path).toBe(first.path);
   });
 });
