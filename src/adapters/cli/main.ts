@@ -3,12 +3,13 @@
  *
  *   tessera inspect PATH [--json] [--field FIELDPATH] [--table NAME]
  *   tessera convert IN OUT.sdata.zarr.zip
- *   tessera start            (serve the API with the demo dataset open)
+ *   tessera start            (serve the web app and the API; --help on every command prints its usage)
  *   tessera run RECIPE --input PATH --output OUT.sdata.zarr.zip [--param k=v]…
  *   tessera functions [--json] [--coverage]
  *   tessera viewer export OUT_DIR [CHECKPOINT…]
  */
 import { parseArgs } from "node:util";
+import { DEFAULT_PLUGINS } from "../../registry/registry.js";
 import { convertCommand } from "./convert.js";
 import { functionsCommand } from "./functions.js";
 import { inspectCommand } from "./inspect.js";
@@ -16,27 +17,53 @@ import { runCommand } from "./run.js";
 import { startCommand } from "./start.js";
 import { viewerExportCommand } from "./viewer.js";
 
-const USAGE = `usage:
-  tessera inspect PATH [--json] [--field FIELDPATH] [--table NAME]
+/** Each command's usage, as `tessera COMMAND --help` prints it (and `tessera --help` prints them all). */
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  inspect: `  tessera inspect PATH [--json] [--field FIELDPATH] [--table NAME]
       print the element inventory of any readable input (SpatialData/AnnData zarr or .zarr.zip,
       .h5ad, OME-Zarr, OME-TIFF, a Tessera checkpoint, or an http(s) URL of one);
       --json prints it as one JSON object; --field prints one field's values as CSV
-  tessera convert IN OUT.sdata.zarr.zip
+`,
+  convert: `  tessera convert IN OUT.sdata.zarr.zip
       write any readable input as a Tessera checkpoint
-  tessera start
-      serve the HTTP API on TESSERA_HOST:TESSERA_PORT (default 127.0.0.1:8000) with the dataset of
-      the data dir open (the generated demo dataset when the data dir is empty)
-  tessera functions [--json] [--coverage]
-      list the operations of the plugins in TESSERA_PLUGINS (default: tessera); --json prints the
-      GET /api/functions envelope; --coverage lists the param names no widget rule matched
-  tessera viewer export OUT_DIR [CHECKPOINT…]
+`,
+  run: `  tessera run RECIPE --input PATH --output OUT.sdata.zarr.zip [--param name=value]… [--data-dir DIR] [--plugins a,b]
+      run a recipe (a shipped recipe's name or a recipe JSON file) on an input, headless, and save the
+      result; progress on stderr; exits 1 when a step fails
+`,
+  start: `  tessera start
+      serve the web app and the HTTP API on TESSERA_HOST:TESSERA_PORT (default 127.0.0.1:8000) with
+      the sessions of the last run, or the dataset of the data dir (the demo when it is empty), open
+`,
+  functions: `  tessera functions [--json] [--coverage]
+      list the operations of the plugins in TESSERA_PLUGINS (default: ${DEFAULT_PLUGINS.join(",")}); --json
+      prints the GET /api/functions envelope; --coverage lists the param names no widget rule matched
+`,
+  viewer: `  tessera viewer export OUT_DIR [CHECKPOINT…]
       write a serverless viewer into OUT_DIR: the web app, the checkpoints (default: those of the
       data dir) and index.json; any static server with HTTP Range serves it
-`;
+`,
+};
+
+const USAGE = `usage:\n${Object.values(COMMAND_USAGE).join("")}`;
+
+/** `--help`/`-h` among a command's arguments (before any `--` end of options). */
+function wantsHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === "--") return false;
+    if (a === "--help" || a === "-h") return true;
+  }
+  return false;
+}
 
 /** Run the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // `tessera start --help` must print help, not start a server: help is answered before anything runs.
+  if (command && Object.hasOwn(COMMAND_USAGE, command) && wantsHelp(rest)) {
+    process.stdout.write(`usage:\n${COMMAND_USAGE[command]}`);
+    return 0;
+  }
   try {
     switch (command) {
       case "inspect": {
@@ -46,6 +73,10 @@ export async function main(argv: string[]): Promise<number> {
           options: { json: { type: "boolean" }, field: { type: "string" }, table: { type: "string" } },
         });
         if (positionals.length !== 1) throw new UsageError("inspect takes exactly one PATH");
+        if (values.json && values.field)
+          throw new UsageError(
+            "--json and --field cannot be combined (--field prints CSV; --json the inventory)",
+          );
         await inspectCommand(positionals[0]!, values);
         return 0;
       }
@@ -85,9 +116,11 @@ export async function main(argv: string[]): Promise<number> {
             : {}),
         });
       }
-      case "start":
+      case "start": {
+        parseArgs({ args: rest, options: {} });
         await startCommand();
         return 0;
+      }
       case "functions": {
         const { values } = parseArgs({
           args: rest,

@@ -117,6 +117,32 @@ describe("tessera inspect", () => {
   });
 });
 
+describe("help", () => {
+  it("--help on every command prints its usage and exits 0 without doing anything (start serves nothing)", async () => {
+    for (const c of ["inspect", "convert", "run", "start", "functions", "viewer"]) {
+      const r = await tessera(c, "--help");
+      expect(r.code, c).toBe(0);
+      expect(r.stdout, c).toMatch(new RegExp(`^usage:\\n  tessera ${c}`));
+    }
+    const all = await tessera("--help");
+    expect(all.stdout).toMatch(/tessera run RECIPE/);
+    expect(all.stdout).toMatch(/default: tessera,scanpy/);
+  });
+
+  it("inspect --json with --field is a usage error, not CSV", async () => {
+    const r = await tessera(
+      "inspect",
+      fixture("scanpy-pbmc68k-reduced/10x_pbmc68k_reduced.h5ad"),
+      "--json",
+      "--field",
+      "obs:louvain",
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--json and --field cannot be combined/);
+    expect(r.stdout).toBe("");
+  });
+});
+
 describe("tessera convert", () => {
   it("writes a checkpoint that inspects to the same inventory", async () => {
     const input = fixture("vitessce-sdata-blobs-0.7/blobs.sdata.zarr");
