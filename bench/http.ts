@@ -10,7 +10,6 @@
  * `GET /data/obsm:spatial` (all coordinates), and `GET /shapes/cells/geoarrow?bbox=` over random
  * viewport-sized boxes. Responses are requested uncompressed (gzip is measured separately once).
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +18,7 @@ import { startServer } from "../src/adapters/http/server.js";
 import { writeCheckpointNamed } from "../src/sdk/io/checkpoint/write.js";
 import { Rng } from "../src/sdk/math/rng.js";
 import { buildHttpDataset, CELL_SPACING_UM, tissueSide } from "./http-dataset.js";
+import { runLoad } from "./run-load.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -41,42 +41,6 @@ const seed = Number(args.seed ?? 0);
 
 const mb = (b: number) => (b / 1e6).toFixed(1);
 const log = (s: string) => process.stdout.write(`${s}\n`);
-
-interface LoadResult {
-  requests: number;
-  errors: number;
-  rps: number;
-  p50_ms: number;
-  p90_ms: number;
-  p99_ms: number;
-  mean_bytes: number;
-}
-
-/** Run the load generator in its own process against `paths`. */
-function load(base: string, paths: string[], conc: number): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        join(import.meta.dirname, "http-load.ts"),
-        base,
-        String(seconds),
-        String(conc),
-        ...paths,
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    let out = "";
-    child.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-    });
-    child.on("exit", (code) =>
-      code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load exited ${code}`)),
-    );
-  });
-}
 
 const dir = await mkdtemp(join(tmpdir(), "tessera-bench-http-"));
 try {
@@ -149,7 +113,7 @@ try {
   log(`| request | concurrency | req/s | p50 ms | p90 ms | p99 ms | MB/response | errors |`);
   log(`|---|---|---|---|---|---|---|---|`);
   for (const [name, paths, conc] of scenarios) {
-    const r = await load(server.url, paths, conc);
+    const r = await runLoad(server.url, paths, conc, seconds);
     log(
       `| ${name} | ${conc} | ${r.rps.toFixed(0)} | ${r.p50_ms.toFixed(1)} | ${r.p90_ms.toFixed(1)} | ${r.p99_ms.toFixed(1)} | ${mb(r.mean_bytes)} | ${r.errors} |`,
     );

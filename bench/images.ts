@@ -16,7 +16,6 @@
  * tiles (chunks never read), cached WebP tiles, raw chunks (cached and not), thumbnails; then 8
  * concurrent clients on warm tiles and on cached raw chunks, from bench/http-load.ts in its own process.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +25,7 @@ import { allocArray, type DenseArray } from "../src/sdk/data/arrays.js";
 import type { AxisSelection, ImageElement, RasterSource } from "../src/sdk/data/elements.js";
 import { makeSpatialData } from "../src/sdk/data/spatialdata.js";
 import { Session } from "../src/sdk/session/session.js";
+import { runLoad } from "./run-load.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -102,41 +102,6 @@ function proceduralSource(side: number, channels: number): RasterSource {
       return { kind: "dense", dtype: "uint16", shape: outShape, data: out };
     },
   };
-}
-
-interface LoadResult {
-  requests: number;
-  errors: number;
-  rps: number;
-  p50_ms: number;
-  p90_ms: number;
-  p99_ms: number;
-}
-
-/** The closed-loop load generator of bench/http.ts, in its own process. */
-function load(base: string, paths: string[], conc: number, seconds: number): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        join(import.meta.dirname, "http-load.ts"),
-        base,
-        String(seconds),
-        String(conc),
-        ...paths,
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    let out = "";
-    child.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-    });
-    child.on("exit", (code) =>
-      code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load exited ${code}`)),
-    );
-  });
 }
 
 function pct(v: number[], p: number): number {
@@ -302,7 +267,7 @@ async function main(): Promise<void> {
       const [x, y] = block[i % block.length]!;
       return `/api/sessions/${session.id}/image/big/tile/0/${x}/${y}?channels=${encodeURIComponent(chans(4, 10_000 + i))}`;
     });
-    const conc = await load(server.url, paths, 8, 5);
+    const conc = await runLoad(server.url, paths, 8, 5);
     log(
       `8 concurrent clients (own process), 4-channel warm tiles: ${conc.rps.toFixed(0)} tiles/s, p50 ${ms(conc.p50_ms)}, p90 ${ms(conc.p90_ms)}, p99 ${ms(conc.p99_ms)}, errors ${conc.errors}`,
     );
@@ -311,7 +276,7 @@ async function main(): Promise<void> {
       (_, i) =>
         `/api/sessions/${session.id}/raster/big/images/big/s0/c/${i % 4}/${block[i]![1]}/${block[i]![0]}`,
     );
-    const rawConc = await load(server.url, rawPaths, 8, 5);
+    const rawConc = await runLoad(server.url, rawPaths, 8, 5);
     log(
       `8 concurrent clients (own process), cached raw chunks: ${rawConc.rps.toFixed(0)} chunks/s, p50 ${ms(rawConc.p50_ms)}, p99 ${ms(rawConc.p99_ms)}`,
     );

@@ -10,11 +10,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { makeSpatialData } from "../src/sdk/data/spatialdata.js";
-import { writeCheckpointNamed } from "../src/sdk/io/checkpoint/write.js";
-import { Service } from "../src/sdk/session/service.js";
 import { tableShape } from "../src/sdk/session/table-shape.js";
-import { generateLargeTable } from "./generate.js";
+import { tableService } from "./table-service.js";
 
 const { values } = parseArgs({
   options: { cells: { type: "string", default: "50000" }, genes: { type: "string", default: "2000" } },
@@ -31,13 +28,7 @@ const STEPS: [string, string, Record<string, unknown>][] = [
 
 const dir = await mkdtemp(join(tmpdir(), "tessera-peak-memory-"));
 try {
-  const table = generateLargeTable(Number(values.cells), Number(values.genes), 0);
-  const { path } = await writeCheckpointNamed(makeSpatialData({ tables: { table } }), dir, "input");
-  const service = await Service.start({
-    env: {},
-    plugins: ["scanpy", "tessera"],
-    config: { dataDir: dir, workDir: join(dir, ".work"), recipesDir: join(dir, "none"), containerMemMb: 0 },
-  });
+  const { path, service } = await tableService(dir, Number(values.cells), Number(values.genes));
   const s = await service.createSession({ source: { kind: "load", path } });
   await s.ready;
   // Warm-up: the first job starts a worker thread (tens of MB), which is not any operation's own need.

@@ -10,10 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { makeSpatialData } from "../src/sdk/data/spatialdata.js";
-import { writeCheckpointNamed } from "../src/sdk/io/checkpoint/write.js";
-import { Service } from "../src/sdk/session/service.js";
-import { generateLargeTable } from "./generate.js";
+import { tableService } from "./table-service.js";
 
 const { values } = parseArgs({
   options: {
@@ -35,13 +32,7 @@ function report(label: string): number {
 
 const dir = await mkdtemp(join(tmpdir(), "tessera-session-memory-"));
 try {
-  const table = generateLargeTable(Number(values.cells), Number(values.genes), 0);
-  const { path } = await writeCheckpointNamed(makeSpatialData({ tables: { table } }), dir, "input");
-  const service = await Service.start({
-    env: {},
-    plugins: ["scanpy", "tessera"],
-    config: { dataDir: dir, workDir: join(dir, ".work"), recipesDir: join(dir, "none"), containerMemMb: 0 },
-  });
+  const { path, service } = await tableService(dir, Number(values.cells), Number(values.genes));
   const start = report("service started");
   /** One cycle; returns weak references only, so nothing here keeps the session alive afterwards. */
   const cycle = async (c: number): Promise<[WeakRef<object>, WeakRef<object>]> => {
