@@ -4,7 +4,7 @@
  * Messages name the field and the rule: `params.n_neighbors: must be >= 1`.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { MAX_JSON_DEPTH, tooDeepMessage, valueDepthOver } from "../sdk/session/input-limits.js";
+import { MAX_JSON_DEPTH, tooDeepMessage, valueDepthOver } from "../sdk/input-limits.js";
 import { ParamsError } from "./errors.js";
 
 /** Compiles and caches one validator per function key. */

@@ -17,6 +17,7 @@
 import { resolve } from "node:path";
 import type { FieldTable, FieldValue } from "./data/field.js";
 import type { SpatialData } from "./data/spatialdata.js";
+import { NotFoundError } from "./errors.js";
 import type { TesseraEvent } from "./events/types.js";
 import type { AppState } from "./io/checkpoint/app-state.js";
 import { parseRecipe, type Recipe, type RecipeCatalogEntry } from "./recipes/model.js";
@@ -24,7 +25,6 @@ import type { PreflightResult } from "./recipes/preflight.js";
 import type { RecipeValues } from "./recipes/substitute.js";
 import type { Descriptor } from "./session/app-state-machine.js";
 import type { ServiceConfig } from "./session/config.js";
-import { NotFoundError } from "./session/errors.js";
 import { Service, type ServiceOptions } from "./session/service.js";
 import type { Session } from "./session/session.js";
 import type { JobOutcome, SaveOptions } from "./session/types.js";

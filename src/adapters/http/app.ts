@@ -8,8 +8,8 @@
 import type { Socket } from "node:net";
 import compress from "@fastify/compress";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
-import { BadRequestError } from "../../sdk/session/errors.js";
-import { jsonTextDepthOver, MAX_JSON_DEPTH, tooDeepMessage } from "../../sdk/session/input-limits.js";
+import { BadRequestError } from "../../sdk/errors.js";
+import { jsonTextDepthOver, MAX_JSON_DEPTH, tooDeepMessage } from "../../sdk/input-limits.js";
 import type { Service } from "../../sdk/session/service.js";
 import { ARROW_STREAM } from "./arrow.js";
 import { errorAnswer, handleError } from "./errors.js";

@@ -5,8 +5,8 @@
  * 4xx; anything else is a 500 whose detail names the failure without a stack.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { TesseraError } from "../../sdk/errors.js";
 import { DataError } from "../../sdk/io/data-error.js";
-import { TesseraError } from "../../sdk/session/errors.js";
 import { fsErrorSentence } from "../../sdk/session/paths.js";
 
 /** The JSON body of every error answer. */

@@ -26,7 +26,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { networkInterfaces } from "node:os";
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from "fastify";
-import { TesseraError } from "../../sdk/session/errors.js";
+import { TesseraError } from "../../sdk/errors.js";
 import { CLIENT_ID_HEADER, CLIENT_NAME_HEADER, clientId, clientName } from "./request.js";
 
 /** What the guard enforces. */

@@ -5,7 +5,7 @@
  * headers are checked (charset, length) and a malformed one is a 400 naming the header.
  */
 import type { FastifyRequest } from "fastify";
-import { BadRequestError } from "../../sdk/session/errors.js";
+import { BadRequestError } from "../../sdk/errors.js";
 import { clientIdProblem, clientNameProblem } from "../../sdk/session/presence.js";
 import type { Service } from "../../sdk/session/service.js";
 import type { Session } from "../../sdk/session/session.js";

@@ -7,7 +7,7 @@
  * has no useful value list). Missing values (NaN, null, code -1) come last as `value: null`.
  */
 
-import { BadRequestError, NotFoundError } from "../session/errors.js";
+import { BadRequestError, NotFoundError } from "../errors.js";
 import { numberAt, shortFloat32 } from "./arrays.js";
 import { type Column, columnKind } from "./dataframe.js";
 import { own } from "./own.js";

@@ -6,7 +6,7 @@
  * canvas (obsm `spatial`) coordinates to world-system coordinates; the same as the checkpoint
  * sidecar's `Affine6`.
  */
-import { BadRequestError, NotFoundError } from "../session/errors.js";
+import { BadRequestError, NotFoundError } from "../errors.js";
 import { toAffine6 } from "./affine.js";
 import type { Change } from "./change.js";
 import type { ShapesElement, SpatialElement } from "./elements.js";

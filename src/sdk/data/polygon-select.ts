@@ -8,8 +8,8 @@
  * checked only against points inside its bounding box, and the crossing test works on a flat
  * `Float64Array` of vertices with the edge slopes precomputed once per polygon.
  */
-import { BadRequestError } from "../session/errors.js";
-import { MAX_POLYGON_VERTICES, MAX_POLYGONS } from "../session/input-limits.js";
+import { BadRequestError } from "../errors.js";
+import { MAX_POLYGON_VERTICES, MAX_POLYGONS } from "../input-limits.js";
 
 /** A polygon as the API carries it: a ring of `[x, y]` vertices (3 or more). */
 export type PolygonRing = readonly (readonly number[])[];

@@ -4,7 +4,7 @@
  * `invert` takes the complement. Every problem with the request is a BadRequestError (400), so a
  * route can resolve a selection before it queues anything.
  */
-import { BadRequestError } from "../session/errors.js";
+import { BadRequestError } from "../errors.js";
 import { loadMatrix } from "./lazy.js";
 import { own } from "./own.js";
 import { type PolygonRing, selectInPolygons, validatePolygons } from "./polygon-select.js";

@@ -25,8 +25,8 @@
  * coordinate system they map to.
  */
 
-import { BadRequestError, NotFoundError } from "../session/errors.js";
-import { MAX_POLYGON_VERTICES, MAX_TEXT_LENGTH } from "../session/input-limits.js";
+import { BadRequestError, NotFoundError } from "../errors.js";
+import { MAX_POLYGON_VERTICES, MAX_TEXT_LENGTH } from "../input-limits.js";
 import { type AffineMatrix, identityMatrix } from "./affine.js";
 import { allocArray, type StringArray } from "./arrays.js";
 import { columnValue, dataFrame } from "./dataframe.js";

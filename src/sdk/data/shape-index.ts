@@ -9,7 +9,7 @@
  * replaces the element, moves it (a new points-to-global affine) or replaces the table rebuilds it.
  */
 import Flatbush from "flatbush";
-import { BadRequestError, NotFoundError } from "../session/errors.js";
+import { BadRequestError, NotFoundError } from "../errors.js";
 import type { AffineMatrix } from "./affine.js";
 import { type Column, columnValue } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";

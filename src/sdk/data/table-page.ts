@@ -7,7 +7,7 @@
  * `points:<name>`. Columns are positional: `columns[i]` describes `row[i]` of every row.
  */
 
-import { BadRequestError, NotFoundError } from "../session/errors.js";
+import { BadRequestError, NotFoundError } from "../errors.js";
 import { numberAt } from "./arrays.js";
 import { type Column, columnValue, type DataFrame, nRows } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";

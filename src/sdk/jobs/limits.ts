@@ -2,33 +2,15 @@
  * Pool sizing and the watchdog limit from the environment (`TESSERA_COMPUTE_POOL_WORKERS`,
  * `TESSERA_LONG_RUNNING_S`), with a cgroup-aware CPU count for containers.
  */
-import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-
-function readText(path: string): string | null {
-  try {
-    return readFileSync(path, "utf8").trim();
-  } catch {
-    return null;
-  }
-}
+import { machineCpus } from "../resources/cgroup.js";
 
 /**
- * CPUs this process may use: `os.availableParallelism()`, capped by a cgroup CPU quota (v2
- * `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`) rounded up, at least 1.
+ * Whole CPUs this process may use: `os.availableParallelism()`, capped by the cgroup CPU quota
+ * (`resources/cgroup.ts`) rounded up, at least 1.
  */
 export function availableCpus(): number {
-  let n = availableParallelism();
-  const v2 = readText("/sys/fs/cgroup/cpu.max");
-  if (v2) {
-    const [quota, period] = v2.split(/\s+/);
-    if (quota && quota !== "max" && Number(period) > 0)
-      n = Math.min(n, Math.ceil(Number(quota) / Number(period)));
-  } else {
-    const quota = Number(readText("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"));
-    const period = Number(readText("/sys/fs/cgroup/cpu/cpu.cfs_period_us"));
-    if (quota > 0 && period > 0) n = Math.min(n, Math.ceil(quota / period));
-  }
+  const n = Math.min(availableParallelism(), Math.ceil(machineCpus()));
   return Math.max(1, Number.isFinite(n) ? n : 1);
 }
 

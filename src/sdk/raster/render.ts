@@ -10,8 +10,8 @@
  */
 import sharp from "sharp";
 import type { TypedArray } from "../data/arrays.js";
+import { BadRequestError } from "../errors.js";
 import type { ChannelSetting } from "../io/checkpoint/app-state.js";
-import { BadRequestError } from "../session/errors.js";
 
 /** At most this many channels are composited into one image (the spec's cap). */
 export const MAX_COMPOSITE_CHANNELS = 6;

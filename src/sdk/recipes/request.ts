@@ -7,8 +7,8 @@
  * Leniency, so a client can post back what the API gave it: `schema_version` may be omitted (it is
  * 1), and a catalog entry's flat `{name, description, steps, params}` stands for `meta`.
  */
-import { BadRequestError } from "../session/errors.js";
-import { MAX_JSON_DEPTH, MAX_RECIPE_STEPS, tooDeepMessage, valueDepthOver } from "../session/input-limits.js";
+import { BadRequestError } from "../errors.js";
+import { MAX_JSON_DEPTH, MAX_RECIPE_STEPS, tooDeepMessage, valueDepthOver } from "../input-limits.js";
 import { parseRecipe, type Recipe } from "./model.js";
 import type { RecipeValues } from "./substitute.js";
 

@@ -5,7 +5,7 @@
  * are refused with a 503 (`LimitError`) so a running analysis can finish instead of the process being
  * killed. `TESSERA_CONTAINER_MEM_MB=0` disables the percentage: admission never blocks.
  */
-import { LimitError } from "../session/errors.js";
+import { LimitError } from "../errors.js";
 import { CpuMeter, folderMb, rssMb } from "./measure.js";
 
 /** The `resource.sample` payload. */

@@ -12,8 +12,8 @@
 
 import { own } from "../data/own.js";
 import { resolveRowSelection } from "../data/row-selection.js";
+import { BadRequestError, StateError } from "../errors.js";
 import type { DisplaySpec } from "../io/checkpoint/app-state.js";
-import { BadRequestError, StateError } from "./errors.js";
 import type { Session } from "./session.js";
 import type { JobTicket } from "./types.js";
 

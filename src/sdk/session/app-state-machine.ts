@@ -4,6 +4,8 @@
  * Nothing here runs a job or emits an event; the session does both around these steps, so the
  * rules can be tested (and reused by a client) on plain JSON.
  */
+
+import { NotFoundError, StateError } from "../errors.js";
 import type {
   AppState,
   DisplaySpec,
@@ -12,7 +14,6 @@ import type {
   PlotEntry,
   PlotStatus,
 } from "../io/checkpoint/app-state.js";
-import { NotFoundError, StateError } from "./errors.js";
 import { referencesTouched } from "./versions.js";
 
 /** The unit of execution: which function, with which params. */

@@ -6,7 +6,7 @@
  */
 import { lstat, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { BadRequestError, NotFoundError } from "./errors.js";
+import { BadRequestError, NotFoundError } from "../errors.js";
 import { containPath } from "./paths.js";
 
 /** A checkpoint file found for a name. */

@@ -3,10 +3,14 @@
  * environment under its `TESSERA_` name with the documented default. One reader, so the session
  * store, the HTTP server and the CLI agree on what a variable means.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { availableParallelism, tmpdir, totalmem } from "node:os";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { machineCpus, machineMemMb } from "../resources/cgroup.js";
+
+/** The cgroup readers, where the configuration's tests and callers have always found them. */
+export { cpuLimit, memLimitMb, type TextReader } from "../resources/cgroup.js";
 
 /** The service configuration (the spec's Limits table, plus the plugin list and recipes folder). */
 export interface ServiceConfig {
@@ -105,60 +109,6 @@ function packageRoot(): string {
   }
 }
 
-function readText(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8").trim();
-  } catch {
-    return undefined;
-  }
-}
-
-/** Reads a small system file as trimmed text, or undefined when it cannot be read. */
-export type TextReader = (path: string) => string | undefined;
-
-/**
- * Memory limit in MB from the cgroup files: v2 `memory.max` (`max` = none), else v1
- * `memory/memory.limit_in_bytes` (an unlimited v1 group reports a huge number: anything at or above
- * the host's RAM counts as no limit), else host RAM, else 8192.
- */
-export function memLimitMb(read: TextReader, hostBytes: number): number {
-  const host = hostBytes > 0 ? Math.floor(hostBytes / 2 ** 20) : 8192;
-  const v2 = read("/sys/fs/cgroup/memory.max");
-  if (v2 !== undefined)
-    return v2 !== "max" && /^\d+$/.test(v2) ? Math.min(host, Math.floor(Number(v2) / 2 ** 20)) : host;
-  const v1 = read("/sys/fs/cgroup/memory/memory.limit_in_bytes");
-  if (v1 && /^\d+$/.test(v1)) {
-    const mb = Math.floor(Number(v1) / 2 ** 20);
-    if (mb > 0 && mb < host) return mb;
-  }
-  return host;
-}
-
-/**
- * CPU cores from the cgroup files: v2 `cpu.max` quota/period, else v1 `cpu/cpu.cfs_quota_us` over
- * `cpu.cfs_period_us` (quota -1 = none), else the host's available parallelism.
- */
-export function cpuLimit(read: TextReader, hostCpus: number): number {
-  const v2 = read("/sys/fs/cgroup/cpu.max");
-  if (v2) {
-    const [quota, period] = v2.split(/\s+/);
-    if (quota && quota !== "max" && Number(period) > 0) return Math.max(0.1, Number(quota) / Number(period));
-    return Math.max(1, hostCpus);
-  }
-  const quota = Number(read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"));
-  const period = Number(read("/sys/fs/cgroup/cpu/cpu.cfs_period_us"));
-  if (quota > 0 && period > 0) return Math.max(0.1, quota / period);
-  return Math.max(1, hostCpus);
-}
-
-function autoMemMb(): number {
-  return memLimitMb(readText, totalmem());
-}
-
-function autoCpus(): number {
-  return cpuLimit(readText, availableParallelism());
-}
-
 /** Parse one variable; an unparsable value throws an error naming the variable. */
 function makeReader(env: Env) {
   const raw = (name: string): string | undefined => {
@@ -197,7 +147,7 @@ function makeReader(env: Env) {
  */
 export function readConfig(env: Env = process.env): ServiceConfig {
   const { raw, num, bool } = makeReader(env);
-  const cpus = num("TESSERA_CONTAINER_CPUS", autoCpus(), { min: 0.1 });
+  const cpus = num("TESSERA_CONTAINER_CPUS", machineCpus(), { min: 0.1 });
   const wholeCpus = Math.max(1, Math.floor(cpus));
   const plugins = raw("TESSERA_PLUGINS");
   return {
@@ -211,7 +161,7 @@ export function readConfig(env: Env = process.env): ServiceConfig {
     workDirInRam: bool("TESSERA_WORK_DIR_IN_RAM", false),
     workTmpfsPct: num("TESSERA_WORK_TMPFS_PCT", 85, { min: 0 }),
     rasterChunkCacheMb: num("TESSERA_RASTER_CHUNK_CACHE_MB", 256, { min: 0 }),
-    containerMemMb: num("TESSERA_CONTAINER_MEM_MB", autoMemMb(), { min: 0 }),
+    containerMemMb: num("TESSERA_CONTAINER_MEM_MB", machineMemMb(), { min: 0 }),
     admissionPct: num("TESSERA_ADMISSION_PCT", 0.8, { min: 0 }),
     containerCpus: cpus,
     maxSessions: num("TESSERA_MAX_SESSIONS", 8, { integer: true, min: 1 }),

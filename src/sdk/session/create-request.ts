@@ -5,7 +5,7 @@
  * the paths is the session's job (`Session.create`); this module only checks the shape, plus (for a
  * `load`) that the contained path exists, so a typo does not cost a session slot.
  */
-import { BadRequestError } from "./errors.js";
+import { BadRequestError } from "../errors.js";
 import type { SessionFunctions } from "./functions.js";
 import { containPath, requireReadable } from "./paths.js";
 import type { CreateSessionRequest, SessionSource } from "./types.js";

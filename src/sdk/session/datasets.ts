@@ -8,7 +8,7 @@
 import { type Dirent, existsSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { NotFoundError, PathError } from "./errors.js";
+import { NotFoundError, PathError } from "../errors.js";
 import { containPath } from "./paths.js";
 
 /** What an entry is: a folder to open, a dataset Tessera can load, or any other file. */

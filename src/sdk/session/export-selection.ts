@@ -19,8 +19,8 @@ import {
   tableSlotPaths,
 } from "../data/select.js";
 import { ELEMENT_KINDS, type ElementKind, type SpatialData } from "../data/spatialdata.js";
+import { BadRequestError } from "../errors.js";
 import type { AppState, DisplaySpec } from "../io/checkpoint/app-state.js";
-import { BadRequestError } from "./errors.js";
 
 /** The selection fields of a save request, as received. */
 export interface SelectionRequest {

@@ -6,10 +6,10 @@
 
 import { Ajv, type ValidateFunction } from "ajv";
 import { ParamsError } from "../../registry/errors.js";
+import { BadRequestError, NotFoundError } from "../errors.js";
 import type { Operation } from "../jobs/operation.js";
 import type { ShapeVariables } from "../resources/peak-memory.js";
 import { BUILTIN_LIBRARY, READ_DATA_ENTRY, read_data } from "./builtin-readers.js";
-import { BadRequestError, NotFoundError } from "./errors.js";
 import type { EngineFunction, EngineRegistry } from "./types.js";
 
 interface Builtin {

@@ -1,4 +1,6 @@
 /** Sessions: the service (session store), sessions, their app-state machine, path containment, configuration. */
+
+export * from "../errors.js";
 export { ANNOTATE_FUNCTION, type AnnotateRequest, annotate, displayForRegionSet } from "./annotate.js";
 export * from "./app-state-machine.js";
 export { BUILTIN_LIBRARY, READ_DATA_ENTRY, type ReadDataParams, read_data } from "./builtin-readers.js";
@@ -13,7 +15,6 @@ export {
   type EntryKind,
   findDatasets,
 } from "./datasets.js";
-export * from "./errors.js";
 export { defaultActiveTable, describeFields } from "./fields.js";
 export { SessionFunctions } from "./functions.js";
 export { containParams, containPath, isPathParam, PATH_PARAM_NAMES, type PathSchema } from "./paths.js";

@@ -5,9 +5,9 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { PathError } from "../errors.js";
+import { MAX_JSON_DEPTH, tooDeepMessage, valueDepthOver } from "../input-limits.js";
 import { trustRoot } from "../io/confine.js";
-import { PathError } from "./errors.js";
-import { MAX_JSON_DEPTH, tooDeepMessage, valueDepthOver } from "./input-limits.js";
 
 /** Param names that always hold a path, whatever the registry says. */
 export const PATH_PARAM_NAMES: readonly string[] = ["path", "input", "image_path", "alignment_file"];

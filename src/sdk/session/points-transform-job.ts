@@ -16,8 +16,8 @@
 import { stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type Affine6, pointsTransformChange, validateAffine } from "../data/points-transform.js";
+import { BadRequestError, StateError } from "../errors.js";
 import { writeElementTransform } from "../io/spatialdata/write-element-transform.js";
-import { BadRequestError, StateError } from "./errors.js";
 import { containPath } from "./paths.js";
 import type { Session } from "./session.js";
 

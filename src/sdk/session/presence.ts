@@ -16,7 +16,7 @@
  * Everything is in process memory; nothing survives a restart, by design (no accounts).
  */
 import { createHash } from "node:crypto";
-import { BadRequestError, ForbiddenError, LockConflictError, LockedError } from "./errors.js";
+import { BadRequestError, ForbiddenError, LockConflictError, LockedError } from "../errors.js";
 
 /** Client ids: 8–128 characters of `A–Z a–z 0–9 _ -` (a uuid fits). */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;

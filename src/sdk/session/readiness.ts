@@ -3,7 +3,7 @@
  * `errored` session never got one; answering those reads with empty lists or 404s would look like
  * "this dataset has no such column". So data routes refuse with a `StateError` (409) that says why.
  */
-import { StateError } from "./errors.js";
+import { StateError } from "../errors.js";
 import type { SessionStatus } from "./types.js";
 
 /** Throw a `StateError` (409) unless the session is `ready`; `what` names the refused read. */

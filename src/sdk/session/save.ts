@@ -6,7 +6,7 @@
  */
 import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { BadRequestError } from "./errors.js";
+import { BadRequestError } from "../errors.js";
 import { containPath } from "./paths.js";
 import type { JobTicket, SaveOptions } from "./types.js";
 

@@ -6,6 +6,7 @@
 import { mkdir } from "node:fs/promises";
 import { Registry } from "../../registry/registry.js";
 import { subsetSpatialData } from "../data/subset.js";
+import { BadRequestError, LimitError, NotFoundError, StateError, TesseraError } from "../errors.js";
 import { EventBus } from "../events/bus.js";
 import { type SweptScrap, sweepScraps } from "../io/store/pending-writes.js";
 import { WorkerPool } from "../jobs/pool.js";
@@ -13,7 +14,6 @@ import { rasterHubFor } from "../raster/hub.js";
 import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
 import { ResourceMonitor } from "../resources/monitor.js";
 import { type Env, readConfig, type ServiceConfig } from "./config.js";
-import { BadRequestError, LimitError, NotFoundError, StateError, TesseraError } from "./errors.js";
 import { SessionFunctions } from "./functions.js";
 import { SessionJournal } from "./journal.js";
 import { Presence } from "./presence.js";
@@ -242,14 +242,11 @@ export class Service {
     this.resources.admit("opening a session");
     this.creating++;
     try {
-      const s = await Session.create(
-        this.sessionDeps(),
-        {
-          source: req.source,
-          ...(req.name ? { name: req.name } : {}),
-          ...(req.load_id ? { loadId: req.load_id } : {}),
-        },
-      );
+      const s = await Session.create(this.sessionDeps(), {
+        source: req.source,
+        ...(req.name ? { name: req.name } : {}),
+        ...(req.load_id ? { loadId: req.load_id } : {}),
+      });
       this.sessionMap.set(s.id, s);
       return s;
     } finally {
@@ -337,17 +334,14 @@ export class Service {
         ...(prep.coordinateSystem ? { coordinateSystem: prep.coordinateSystem } : {}),
         signal,
       });
-      const child = Session.fromData(
-        this.sessionDeps(),
-        {
-          source: parent.source,
-          name: childName(parent.name),
-          parentId: parent.id,
-          data: sdata,
-          appState: childAppState(parent.appState),
-          activeTable: prep.table,
-        },
-      );
+      const child = Session.fromData(this.sessionDeps(), {
+        source: parent.source,
+        name: childName(parent.name),
+        parentId: parent.id,
+        data: sdata,
+        appState: childAppState(parent.appState),
+        activeTable: prep.table,
+      });
       this.sessionMap.set(child.id, child);
       return { result: { child_id: child.id } };
     });

@@ -17,6 +17,7 @@ import { type FieldTable, readField } from "../data/field.js";
 import { elementBytes, tableBytes, toMb } from "../data/sizes.js";
 import { ELEMENT_KINDS, makeSpatialData, type SpatialData } from "../data/spatialdata.js";
 import { nObs, nVars } from "../data/table.js";
+import { BadRequestError, NotFoundError, StateError, TesseraError } from "../errors.js";
 import {
   type AppState,
   type DisplaySpec,
@@ -74,7 +75,6 @@ import {
   transition,
   updatePendingParams,
 } from "./app-state-machine.js";
-import { BadRequestError, NotFoundError, StateError, TesseraError } from "./errors.js";
 import { applySelection, checkSelection, type ExportSelection, isExport } from "./export-selection.js";
 import { defaultActiveTable, describeFields } from "./fields.js";
 import type { SessionFunctions } from "./functions.js";

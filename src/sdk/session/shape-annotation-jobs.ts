@@ -14,7 +14,7 @@ import {
   type ShapeAnnotation,
   shapeAnnotationsElement,
 } from "../data/shape-annotations.js";
-import { BadRequestError } from "./errors.js";
+import { BadRequestError } from "../errors.js";
 import type { Session } from "./session.js";
 import type { JobTicket } from "./types.js";
 

@@ -10,7 +10,7 @@
  * methods would report success on nothing.
  * @module
  */
-import { BadRequestError } from "./errors.js";
+import { BadRequestError } from "../errors.js";
 
 /** The active table's shape, as the check needs it. */
 export interface TableShape {

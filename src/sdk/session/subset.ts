@@ -10,9 +10,9 @@
 import type { PolygonRing } from "../data/polygon-select.js";
 import { type RowSelection, resolveRowSelection } from "../data/row-selection.js";
 import { subsetCoordinateSystem } from "../data/subset.js";
+import { BadRequestError, StateError } from "../errors.js";
 import type { AppState } from "../io/checkpoint/app-state.js";
 import type { Descriptor } from "./app-state-machine.js";
-import { BadRequestError, StateError } from "./errors.js";
 import type { Session } from "./session.js";
 
 /** The body of `POST /subset`: polygons (canvas world space) or explicit rows of the active table. */

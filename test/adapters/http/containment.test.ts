@@ -26,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../../src/adapters/cli/main.js";
+import { PathError } from "../../../src/sdk/errors.js";
 import { readH5ad } from "../../../src/sdk/io/anndata/read-h5ad.js";
 import { LinkOutsideError } from "../../../src/sdk/io/confine.js";
 import { openData } from "../../../src/sdk/io/open.js";
@@ -34,7 +35,6 @@ import { FileRangeReader } from "../../../src/sdk/io/store/file-range-reader.js"
 import { FsStore } from "../../../src/sdk/io/store/fs-store.js";
 import { ZipStore } from "../../../src/sdk/io/store/zip-store.js";
 import { consolidateV3 } from "../../../src/sdk/io/zarr/consolidated.js";
-import { PathError } from "../../../src/sdk/session/errors.js";
 import { containPath } from "../../../src/sdk/session/paths.js";
 import { writeH5ad, writeH5Dataset } from "../../helpers/h5ad.js";
 import { folderEntries, writeZip } from "../../helpers/zip.js";

@@ -6,7 +6,7 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_JSON_DEPTH } from "../../../src/sdk/session/input-limits.js";
+import { MAX_JSON_DEPTH } from "../../../src/sdk/input-limits.js";
 import { startTestServer, type TestServer } from "./harness.js";
 
 let t: TestServer;

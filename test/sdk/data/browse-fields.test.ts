@@ -8,7 +8,7 @@ import { makeSpatialData } from "../../../src/sdk/data/spatialdata.js";
 import { makeTable } from "../../../src/sdk/data/table.js";
 import { jsonSafe, TABLE_PAGE_MAX_LIMIT, tablePage } from "../../../src/sdk/data/table-page.js";
 import { searchVarNames } from "../../../src/sdk/data/var-search.js";
-import { BadRequestError, NotFoundError } from "../../../src/sdk/session/errors.js";
+import { BadRequestError, NotFoundError } from "../../../src/sdk/errors.js";
 
 const obs = dataFrame(
   ["c1", "c2", "c3", "c4", "c5"],

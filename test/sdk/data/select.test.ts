@@ -15,8 +15,8 @@ import {
 } from "../../../src/sdk/data/select.js";
 import { transformTo } from "../../../src/sdk/data/spatialdata.js";
 import { generateDemo } from "../../../src/sdk/demo/generate.js";
+import { BadRequestError } from "../../../src/sdk/errors.js";
 import type { AppState } from "../../../src/sdk/io/checkpoint/app-state.js";
-import { BadRequestError } from "../../../src/sdk/session/errors.js";
 import { applySelection, checkSelection, isExport } from "../../../src/sdk/session/export-selection.js";
 
 const sd = generateDemo({ nCells: 60, nGenes: 30, imageSize: 1024, nTranscripts: 50 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { BadRequestError } from "../../../src/sdk/errors.js";
 import { parseRecipeRequest } from "../../../src/sdk/recipes/request.js";
-import { BadRequestError } from "../../../src/sdk/session/errors.js";
 
 const step = { namespace: "custom", function: "noop", params: {} };
 

@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { LimitError } from "../../../src/sdk/errors.js";
 import { folderMb } from "../../../src/sdk/resources/measure.js";
 import { ResourceMonitor } from "../../../src/sdk/resources/monitor.js";
-import { LimitError } from "../../../src/sdk/session/errors.js";
 
 const config = (over: Partial<ConstructorParameters<typeof ResourceMonitor>[0]["config"]> = {}) => ({
   containerMemMb: 1000,

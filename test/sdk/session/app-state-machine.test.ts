@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { StateError } from "../../../src/sdk/errors.js";
 import { emptyAppState } from "../../../src/sdk/io/checkpoint/app-state.js";
 import {
   addEntry,
@@ -9,7 +10,6 @@ import {
   transition,
   updatePendingParams,
 } from "../../../src/sdk/session/app-state-machine.js";
-import { StateError } from "../../../src/sdk/session/errors.js";
 import {
   bumpVersions,
   canonicalFieldPath,

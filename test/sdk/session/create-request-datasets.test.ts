@@ -2,12 +2,12 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BadRequestError, NotFoundError, PathError, StateError } from "../../../src/sdk/errors.js";
 import {
   checkCreateSessionRequest,
   parseCreateSessionRequest,
 } from "../../../src/sdk/session/create-request.js";
 import { browseFolder, findDatasets } from "../../../src/sdk/session/datasets.js";
-import { BadRequestError, NotFoundError, PathError, StateError } from "../../../src/sdk/session/errors.js";
 import { requireReady } from "../../../src/sdk/session/readiness.js";
 
 let dir: string;

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PathError } from "../../../src/sdk/session/errors.js";
+import { PathError } from "../../../src/sdk/errors.js";
 import { containParams, containPath } from "../../../src/sdk/session/paths.js";
 
 let root: string;

@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  BadRequestError,
-  ForbiddenError,
-  LockConflictError,
-  LockedError,
-} from "../../../src/sdk/session/errors.js";
+import { BadRequestError, ForbiddenError, LockConflictError, LockedError } from "../../../src/sdk/errors.js";
 import { Presence, type PresenceView, publicClientId } from "../../../src/sdk/session/presence.js";
 
 /** Secret client ids (as a browser mints them) and their public ids, the only ones views show. */

@@ -1,8 +1,8 @@
 import { cp, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PathError } from "../../../src/sdk/errors.js";
 import { parseRecipe } from "../../../src/sdk/recipes/model.js";
-import { PathError } from "../../../src/sdk/session/errors.js";
 import type { Service } from "../../../src/sdk/session/service.js";
 import { demoDataDir, openDemo, record, startService } from "./helpers.js";
 

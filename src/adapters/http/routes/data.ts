@@ -3,8 +3,9 @@
  * RecordBatch (see docs/api/data.md for the column layout of each field kind). The field path is
  * everything after `/data/`, so keys holding `/` need no escaping beyond the usual percent-encoding.
  */
+
+import { StateError } from "../../../sdk/errors.js";
 import { fieldBatch } from "../../../sdk/io/arrow/field-batch.js";
-import { StateError } from "../../../sdk/session/errors.js";
 import { sendArrow } from "../arrow.js";
 import type { RouteModule } from "../deps.js";
 import { readSession } from "../request.js";

@@ -3,8 +3,9 @@
  * A display is validated against the app-state JSON Schema by the session; every change emits
  * `display.updated`. PUT creates a display it does not know (upsert), so a client may mint ids.
  */
+
+import { BadRequestError, StateError } from "../../../sdk/errors.js";
 import type { DisplaySpec } from "../../../sdk/io/checkpoint/app-state.js";
-import { BadRequestError, StateError } from "../../../sdk/session/errors.js";
 import type { Session } from "../../../sdk/session/session.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession } from "../request.js";

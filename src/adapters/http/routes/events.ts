@@ -7,9 +7,9 @@
  */
 import type { ServerResponse } from "node:http";
 import type { FastifyRequest } from "fastify";
+import { BadRequestError } from "../../../sdk/errors.js";
 import type { EventBus } from "../../../sdk/events/bus.js";
 import type { TesseraEvent } from "../../../sdk/events/types.js";
-import { BadRequestError } from "../../../sdk/session/errors.js";
 import type { RouteModule } from "../deps.js";
 
 /** Name of the synthetic event telling a resuming client that events it asked for are gone. */

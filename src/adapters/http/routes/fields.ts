@@ -11,7 +11,7 @@ import {
   VAR_SEARCH_DEFAULT_LIMIT,
   VAR_SEARCH_MAX_LIMIT,
 } from "../../../sdk/data/var-search.js";
-import { NotFoundError } from "../../../sdk/session/errors.js";
+import { NotFoundError } from "../../../sdk/errors.js";
 import { requireReady } from "../../../sdk/session/readiness.js";
 import type { Service } from "../../../sdk/session/service.js";
 import type { RouteModule } from "../deps.js";

@@ -5,8 +5,8 @@
  */
 
 import { canvasShapes, parseBBox, queryShapes } from "../../../sdk/data/shape-index.js";
+import { BadRequestError, StateError } from "../../../sdk/errors.js";
 import { geoArrowTable } from "../../../sdk/io/arrow/geoarrow.js";
-import { BadRequestError, StateError } from "../../../sdk/session/errors.js";
 import { sendArrow } from "../arrow.js";
 import type { RouteModule } from "../deps.js";
 import { readSession } from "../request.js";

@@ -5,8 +5,8 @@
  * `rasterKey`); see docs/api/images.md.
  */
 import type { FastifyReply } from "fastify";
+import { BadRequestError, NotFoundError, StateError } from "../../../sdk/errors.js";
 import type { RenderedImage } from "../../../sdk/raster/hub.js";
-import { BadRequestError, NotFoundError, StateError } from "../../../sdk/session/errors.js";
 import type { Service } from "../../../sdk/session/service.js";
 import type { Session } from "../../../sdk/session/session.js";
 import type { RouteModule } from "../deps.js";

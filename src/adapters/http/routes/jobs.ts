@@ -4,7 +4,7 @@
  * and figure downloads are never gated.
  */
 import type { FastifyRequest } from "fastify";
-import { BadRequestError, NotFoundError, StateError } from "../../../sdk/session/errors.js";
+import { BadRequestError, NotFoundError, StateError } from "../../../sdk/errors.js";
 import type { Service } from "../../../sdk/session/service.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession, readSession } from "../request.js";

@@ -4,7 +4,7 @@
  * `POST` `{affine, path?}` → `{job_id, path}` (queued, lock-gated, persisted). See docs/api/data.md.
  */
 import { readPointsTransform } from "../../../sdk/data/points-transform.js";
-import { StateError } from "../../../sdk/session/errors.js";
+import { StateError } from "../../../sdk/errors.js";
 import {
   type PointsTransformRequest,
   setPointsTransform,

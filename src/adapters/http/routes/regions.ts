@@ -4,8 +4,9 @@
  * against the committed object (400 before anything is queued), and answer `{job_id}`. The schemas
  * check shapes and types; "exactly one of polygons and cell_indices" is the SDK's check, which says so.
  */
+
+import { MAX_NAME_LENGTH, MAX_POLYGON_VERTICES, MAX_POLYGONS } from "../../../sdk/input-limits.js";
 import { annotate } from "../../../sdk/session/annotate.js";
-import { MAX_NAME_LENGTH, MAX_POLYGON_VERTICES, MAX_POLYGONS } from "../../../sdk/session/input-limits.js";
 import type { SubsetRequest } from "../../../sdk/session/subset.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession } from "../request.js";

@@ -44,7 +44,7 @@ import { loadMatrix, type MatrixSlot, residentMatrix } from "../../data/lazy.js"
 import { own } from "../../data/own.js";
 import type { SpatialData } from "../../data/spatialdata.js";
 import type { Table as AnnTable } from "../../data/table.js";
-import { BadRequestError, NotFoundError } from "../../session/errors.js";
+import { BadRequestError, NotFoundError } from "../../errors.js";
 
 /**
  * Reads one gene of a table from a faster source than the in-memory X (a checkpoint's column-major
