@@ -1,0 +1,143 @@
+/**
+ * SVG → PNG and SVG → vector PDF, the two file formats of figures (snapshots and plots).
+ *
+ * Exports (stable):
+ * - `svgToPng(svg, { dpi })`: sharp (librsvg) at `density = dpi`; an SVG of W × H user units (pt)
+ *   becomes `round(W·dpi/72) × round(H·dpi/72)` pixels.
+ * - `svgToPdf(svg, { widthPt, heightPt, info? })`: pdfkit + svg-to-pdfkit, vector paths and text
+ *   (DejaVu Sans embedded when installed, Helvetica otherwise), rasters embedded as images; `info`
+ *   goes in the PDF's document information dictionary (Title, Subject, Keywords, …).
+ * - `pngSize(png)`: width and height from the IHDR chunk.
+ * - `FIGURE_DPI_RANGE`: the dpi a figure may be rendered at.
+ */
+import { existsSync } from "node:fs";
+import PDFDocument from "pdfkit";
+import sharp from "sharp";
+import SVGtoPDF from "svg-to-pdfkit";
+
+/** Smallest and largest dpi accepted for PNG output (72 is screen size, 600 is print and beyond). */
+export const FIGURE_DPI_RANGE = { min: 18, max: 1200 } as const;
+
+/** Largest PNG side in pixels, so that a large page at a high dpi cannot ask for gigapixels. */
+export const MAX_PNG_SIDE = 20000;
+
+/** Options of `svgToPng`. */
+export interface PngOptions {
+  /** Pixels per inch; one SVG user unit is 1/72 inch. */
+  dpi: number;
+}
+
+/**
+ * Rasterises an SVG document to PNG at `dpi`. The SVG is this program's own output (figures), so
+ * librsvg's size limits for untrusted XML are lifted (`unlimited`): an embedded image makes an
+ * attribute longer than libxml2's default 10 MB.
+ */
+export async function svgToPng(svg: string, opts: PngOptions): Promise<Uint8Array> {
+  const { dpi } = opts;
+  if (!(dpi >= FIGURE_DPI_RANGE.min && dpi <= FIGURE_DPI_RANGE.max)) {
+    throw new RangeError(
+      `dpi must be between ${FIGURE_DPI_RANGE.min} and ${FIGURE_DPI_RANGE.max}, got ${dpi}`,
+    );
+  }
+  const size = svgSize(svg);
+  if (size) {
+    const side = (Math.max(size.width, size.height) * dpi) / 72;
+    if (side > MAX_PNG_SIDE) {
+      throw new RangeError(
+        `a PNG of ${Math.round(side)} px on its longest side is more than ${MAX_PNG_SIDE} px`,
+      );
+    }
+  }
+  const out = await sharp(Buffer.from(svg), { density: dpi, unlimited: true, limitInputPixels: false })
+    .png({ compressionLevel: 6, adaptiveFiltering: true })
+    .toBuffer();
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/** Width and height of the root `<svg>` element, when given as plain numbers. */
+function svgSize(svg: string): { width: number; height: number } | undefined {
+  const head = /<svg\b[^>]*>/.exec(svg.slice(0, 4096))?.[0];
+  if (!head) return undefined;
+  const w = /\swidth="([\d.]+)(?:pt|px)?"/.exec(head)?.[1];
+  const h = /\sheight="([\d.]+)(?:pt|px)?"/.exec(head)?.[1];
+  return w && h ? { width: Number(w), height: Number(h) } : undefined;
+}
+
+/** Width and height of a PNG from its IHDR chunk. */
+export function pngSize(png: Uint8Array): { width: number; height: number } {
+  if (png.length < 24 || png[12] !== 0x49 || png[13] !== 0x48 || png[14] !== 0x44 || png[15] !== 0x52) {
+    throw new Error("not a PNG file (no IHDR)");
+  }
+  const v = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  return { width: v.getUint32(16), height: v.getUint32(20) };
+}
+
+/** Options of `svgToPdf`. */
+export interface PdfOptions {
+  /** Page width in points; the SVG's user units are points. */
+  widthPt: number;
+  /** Page height in points. */
+  heightPt: number;
+  /** Document information entries (Title, Author, Subject, Keywords, Creator, …). */
+  info?: Record<string, string>;
+}
+
+/** TrueType files of the figure font on Debian (`fonts-dejavu-core`). */
+const DEJAVU = {
+  regular: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+  bold: "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
+} as const;
+
+/**
+ * Draws an SVG document into a one-page vector PDF. Text is set in DejaVu Sans (embedded as a subset)
+ * when the font is installed, so that the PDF shows what the PNG shows; without it, the standard
+ * Helvetica (no embedding, Latin-1 only).
+ */
+export async function svgToPdf(svg: string, opts: PdfOptions): Promise<Uint8Array> {
+  const { widthPt, heightPt } = opts;
+  if (!(widthPt > 0 && heightPt > 0 && widthPt <= 14400 && heightPt <= 14400)) {
+    throw new RangeError(
+      `PDF page must be between 0 and 14400 pt on each side, got ${widthPt} × ${heightPt}`,
+    );
+  }
+  const info: Record<string, string | Date> = {
+    Producer: "Tessera",
+    Creator: "Tessera",
+    ...(opts.info ?? {}),
+  };
+  const doc = new PDFDocument({
+    size: [widthPt, heightPt],
+    margin: 0,
+    compress: true,
+    autoFirstPage: true,
+    info,
+  });
+  const hasRegular = existsSync(DEJAVU.regular);
+  const hasBold = existsSync(DEJAVU.bold);
+  if (hasRegular) doc.registerFont("DejaVuSans", DEJAVU.regular);
+  if (hasBold) doc.registerFont("DejaVuSans-Bold", DEJAVU.bold);
+
+  const parts: Buffer[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    doc.on("data", (b: Buffer) => parts.push(b));
+    doc.on("end", () => resolve());
+    doc.on("error", reject);
+  });
+  SVGtoPDF(doc, svg, 0, 0, {
+    width: widthPt,
+    height: heightPt,
+    assumePt: true,
+    preserveAspectRatio: "none",
+    // Its warnings are about SVG features it skips (none that figures use); they would go to the console.
+    warningCallback: () => {},
+    fontCallback: (_family: string, bold: boolean) => {
+      if (bold && hasBold) return "DejaVuSans-Bold";
+      if (hasRegular) return "DejaVuSans";
+      return bold ? "Helvetica-Bold" : "Helvetica";
+    },
+  });
+  doc.end();
+  await done;
+  const out = Buffer.concat(parts);
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
