@@ -2,24 +2,13 @@
  * The `DataSource` interface (client.md 19.2): one interface for a live session over HTTP and for a
  * checkpoint read in the browser over Range. The canvases only ever talk to a DataSource.
  */
+
+import type { FieldData } from "../sdk/display/field-data.js";
 import type { AppState } from "../sdk/io/checkpoint/app-state.js";
 import type { ImageInfo } from "../sdk/raster/info.js";
 
-/** One field decoded from its Arrow payload (the same schemas for both sources). */
-export interface FieldData {
-  /** The field path as asked (`obs:cell_type`, `X:CD3E`, `obsm:X_umap`). */
-  readonly path: string;
-  readonly kind: "numeric" | "categorical" | "string" | "boolean" | "components";
-  /** Number of rows (cells). */
-  readonly n: number;
-  /** Numeric values (`kind: numeric`). */
-  readonly values?: Float32Array | Float64Array;
-  /** Codes into `categories`, -1 missing (`categorical`, `string`, `boolean`). */
-  readonly codes?: Int32Array;
-  readonly categories?: readonly unknown[];
-  /** One column per component (`components`). */
-  readonly components?: readonly Float32Array[];
-}
+/** One field decoded from its Arrow payload (shared with the server's figure renderer). */
+export type { FieldData } from "../sdk/display/field-data.js";
 
 /** What the active table offers (the SessionState `fields` block). */
 export interface SourceFields {
