@@ -1,0 +1,15 @@
+/**
+ * The built-in `tessera-spatial` plugin: Tessera's own spatial analyses (namespace `custom`: spatial
+ * regions, cellular neighbourhoods, region composition and differences, proximity, tissue-microarray
+ * cores, region margins and infiltration) and squidpy's image features and segmentation (`im`).
+ */
+import { definePlugin } from "../../registry/plugin.js";
+import { TESSERA_VERSION } from "../../sdk/version.js";
+
+/** Descriptor of the `tessera-spatial` plugin. */
+export const plugin = definePlugin({
+  name: "tessera-spatial",
+  version: TESSERA_VERSION,
+  namespace: "custom",
+  modules: ["./composition.js", "./region-kruskal.js"],
+});
