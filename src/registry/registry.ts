@@ -55,7 +55,7 @@ export interface RegistryOptions {
 }
 
 /** Plugins enabled when configuration names none: the service's own and scanpy's operations. */
-export const DEFAULT_PLUGINS = ["tessera", "scanpy"];
+export const DEFAULT_PLUGINS = ["tessera", "scanpy", "squidpy"];
 
 /** The plugins configured by `TESSERA_PLUGINS` (comma-separated), or the built-in default. */
 export function configuredPlugins(env: NodeJS.ProcessEnv = process.env): string[] {

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SCANPY_PLUGIN_VERSION } from "../../src/plugins/scanpy/plugin.js";
+import { SQUIDPY_PLUGIN_VERSION } from "../../src/plugins/squidpy/plugin.js";
 import { ParamsError } from "../../src/registry/errors.js";
 import { configuredPlugins, Registry } from "../../src/registry/registry.js";
 import type { Categorical } from "../../src/sdk/data/arrays.js";
@@ -38,15 +39,19 @@ const paramsError = (fn: () => unknown): ParamsError => {
 
 describe("loading", () => {
   it("loads the built-in plugin by default and reports library versions", async () => {
-    expect(configuredPlugins({})).toEqual(["tessera", "scanpy"]);
+    expect(configuredPlugins({})).toEqual(["tessera", "scanpy", "squidpy"]);
     expect(configuredPlugins({ TESSERA_PLUGINS: " tessera, testkit ," })).toEqual(["tessera", "testkit"]);
     const prev = process.env.TESSERA_PLUGINS;
     delete process.env.TESSERA_PLUGINS;
     try {
       const r = await Registry.load();
-      expect(r.libraryVersions).toEqual({ tessera: TESSERA_VERSION, scanpy: SCANPY_PLUGIN_VERSION });
+      expect(r.libraryVersions).toEqual({
+        tessera: TESSERA_VERSION,
+        scanpy: SCANPY_PLUGIN_VERSION,
+        squidpy: SQUIDPY_PLUGIN_VERSION,
+      });
       const keys = r.list().map((e) => e.key);
-      expect(keys.filter((k) => !k.startsWith("sc."))).toEqual([
+      expect(keys.filter((k) => !/^(sc|gr|tl)\./.test(k))).toEqual([
         "custom.annotate_cells",
         "custom.describe",
         "custom.obs_values",
@@ -56,7 +61,12 @@ describe("loading", () => {
         "read.open_data",
       ]);
       expect(keys).toEqual(
-        expect.arrayContaining(["sc.pp.normalize_total", "sc.tl.leiden", "sc.get.rank_genes_groups_df"]),
+        expect.arrayContaining([
+          "sc.pp.normalize_total",
+          "sc.tl.leiden",
+          "sc.get.rank_genes_groups_df",
+          "gr.spatial_neighbors",
+        ]),
       );
       process.env.TESSERA_PLUGINS = "tessera,testkit";
       expect((await Registry.load()).get("custom.noop")).toBeDefined();
