@@ -145,9 +145,12 @@ try {
   await Promise.all(Array.from({ length: nSessions }, (_, k) => driver(k)));
   clearInterval(sampler);
 
-  // Workers stop 10 s after their last job; then the memory a closed session held is back.
-  await new Promise((r) => setTimeout(r, 12_000));
-  const endRss = process.memoryUsage().rss;
+  // Workers stop 10 s after their last job; then the memory a closed session held is back (30 s: a job
+  // that was still finishing when its session closed has ended too).
+  await new Promise((r) => setTimeout(r, 30_000));
+  (globalThis as { gc?: () => void }).gc?.();
+  const endMem = process.memoryUsage();
+  const endRss = endMem.rss;
   latencies.sort((a, b) => a - b);
   const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
   // Slope of RSS over the second half (after warm-up), by least squares.
@@ -173,6 +176,9 @@ try {
   );
   log(
     `RSS at start ${(startRss / MB).toFixed(0)} MB, after every session closed ${(endRss / MB).toFixed(0)} MB (${endRss - startRss > 300 * MB ? "ABOVE" : "within"} 300 MB)`,
+  );
+  log(
+    `after close: JS heap ${(endMem.heapUsed / MB).toFixed(0)} MB, ArrayBuffers ${(endMem.arrayBuffers / MB).toFixed(0)} MB, external ${(endMem.external / MB).toFixed(0)} MB (the rest of RSS is allocator-held or code)`,
   );
   await server.close();
 } finally {

@@ -42,11 +42,17 @@ export async function startCommand(): Promise<void> {
       `API clients send Authorization: Bearer ${server.token} (the token ${config.token ? "is TESSERA_TOKEN" : "changes at every start unless TESSERA_TOKEN is set"})\n`,
     );
   }
+  // A signal can arrive twice (Ctrl-C reaches the launcher's process group, a process manager may signal
+  // both): the first starts the shutdown, the others must not cut a save in progress short.
+  let stopping = false;
   const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     process.stdout.write(`\n${signal}: shutting down (waiting for saves in progress)\n`);
     await server.close();
     process.exit(0);
   };
-  process.once("SIGINT", () => void stop("SIGINT"));
-  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGHUP", () => void stop("SIGHUP"));
 }
