@@ -30,7 +30,13 @@ const wantsTune =
 if (wantsTune) {
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",
-    env: { ...process.env, MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", TESSERA_MALLOC_TUNE: "0" },
+    env: {
+      ...process.env,
+      MALLOC_ARENA_MAX: "2",
+      MALLOC_MMAP_THRESHOLD_: "131072",
+      TESSERA_MALLOC_TUNE: "0",
+      TESSERA_LAUNCHER_PID: String(process.pid),
+    },
   });
   // Ctrl-C reaches the whole process group, the server included: the launcher only waits. A signal sent to
   // the launcher alone (a process manager's SIGTERM) is passed on; the server ignores a repeated one.

@@ -55,4 +55,12 @@ export async function startCommand(): Promise<void> {
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGHUP", () => void stop("SIGHUP"));
+  // Started by bin/tessera.js's launcher: if the launcher is killed outright (SIGKILL), stop as well rather
+  // than live on unseen holding the port.
+  const launcher = Number(process.env.TESSERA_LAUNCHER_PID);
+  if (Number.isInteger(launcher) && launcher > 0) {
+    setInterval(() => {
+      if (process.ppid !== launcher) void stop("launcher exited");
+    }, 2000).unref();
+  }
 }
