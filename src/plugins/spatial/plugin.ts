@@ -11,5 +11,5 @@ export const plugin = definePlugin({
   name: "tessera-spatial",
   version: TESSERA_VERSION,
   namespace: "custom",
-  modules: ["./composition.js", "./region-kruskal.js"],
+  modules: ["./regions.js", "./composition.js", "./region-kruskal.js", "./proximity.js"],
 });
