@@ -3,7 +3,9 @@
  * a Tessera checkpoint, an AnnData store (zarr folder/zip, MuData modalities) or `.h5ad`, a standalone
  * OME-Zarr image, or an OME-TIFF. The result is always a SpatialData object.
  */
+import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
+import { join } from "node:path";
 import type { ImageElement } from "../data/elements.js";
 import { makeSpatialData, type SpatialData } from "../data/spatialdata.js";
 import type { Table } from "../data/table.js";
@@ -12,11 +14,15 @@ import { readAnnDataZarr } from "./anndata/read-zarr.js";
 import type { AppState } from "./checkpoint/app-state.js";
 import { checkpointFromStore, hasSidecar } from "./checkpoint/read.js";
 import { datasetName } from "./checkpoint/write.js";
+import { DataError } from "./data-error.js";
 import { openOmeZarr } from "./ome/read.js";
 import { isSpatialDataRoot, readSpatialData } from "./spatialdata/read.js";
 import "./memory-budget-node.js";
 import { openStore } from "./store/open-store.js";
 import { readOmeTiff } from "./tiff/read.js";
+import "./vendors/readers.js";
+import { lookedFor, recognizeVendor } from "./vendors/recognize.js";
+import { readTenxH5File } from "./vendors/tenx/folder.js";
 import { indexChildLister, openZarr } from "./zarr/open.js";
 
 /** What `openData` gives. */
@@ -29,11 +35,15 @@ export interface OpenResult {
   appState?: AppState;
 }
 
+/** Files one of which a zarr store (v2 or v3, consolidated or not) has at its root. */
+const ZARR_ROOT_FILES = [".zgroup", ".zattrs", ".zarray", "zarr.json", ".zmetadata", "zmetadata"];
+
 const TIFF_RE = /\.(ome\.)?tiff?$|\.companion\.ome$/i;
 
 /** Open `location` (a path or an http(s) URL) whatever format it is in. */
 export async function openData(location: string): Promise<OpenResult> {
   const isUrl = /^https?:\/\//i.test(location);
+  let isDir = false;
   if (!isUrl) {
     let st: Awaited<ReturnType<typeof stat>>;
     try {
@@ -44,6 +54,21 @@ export async function openData(location: string): Promise<OpenResult> {
     // A FIFO, socket or device would block whoever opens it: never opened.
     if (!st.isFile() && !st.isDirectory())
       throw new Error(`${location}: not a regular file or folder (a FIFO, socket or device is not read)`);
+    isDir = st.isDirectory();
+  }
+  // An instrument's output folder (Visium, Xenium, MERSCOPE, CosMx, a 10x matrix): its reader, by what it holds.
+  const vendor = isDir ? recognizeVendor(location) : null;
+  if (vendor) {
+    const r = await vendor.read(location);
+    return { sdata: r.sdata, warnings: r.warnings, format: r.sdata.source?.format ?? vendor.key };
+  }
+  if (isDir && !ZARR_ROOT_FILES.some((f) => existsSync(join(location, f))))
+    throw new DataError(
+      `${location}: not a recognised dataset (no zarr metadata, and no instrument reader matched; they looked for — ${lookedFor()})`,
+    );
+  if (/\.h5$/i.test(location) && !isUrl) {
+    const r = await readTenxH5File(location);
+    return { sdata: r.sdata, warnings: r.warnings, format: "10x-h5" };
   }
   if (/\.h5ad$/i.test(location)) {
     if (isUrl) throw new Error(`${location}: .h5ad files are read from local paths only`);
@@ -111,7 +136,7 @@ export async function openData(location: string): Promise<OpenResult> {
     };
   }
   throw new Error(
-    `${location}: not a recognised dataset (looked for SpatialData, AnnData, MuData, OME-Zarr metadata; root has ${children.length ? `groups ${children.join(", ")}` : "no groups"})`,
+    `${location}: not a recognised dataset (looked for SpatialData, AnnData, MuData, OME-Zarr metadata; root has ${children.length ? `groups ${children.join(", ")}` : "no groups"}${isDir ? `; instrument readers looked for — ${lookedFor()}` : ""})`,
   );
 }
 

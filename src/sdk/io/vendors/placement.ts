@@ -1,0 +1,46 @@
+/**
+ * Coordinate transformations the vendor readers give their elements, always with named input and
+ * output systems (as spatialdata writes them), over the `x,y` axes for shapes and points and the
+ * image's own axes (`c,y,x`) for rasters, so a checkpoint written from them reads back the same.
+ */
+import { defaultAxes, type Transformation } from "../../data/transforms.js";
+
+const XY = defaultAxes(["x", "y"]);
+
+/** Identity from an element's own `x,y` space into system `cs`. */
+export function identityXY(element: string, cs: string): Transformation {
+  return { type: "identity", input: { name: element, axes: XY }, output: { name: cs, axes: XY } };
+}
+
+/** A 2-D affine `[[a, b, tx], [c, d, ty]]` (x' = a·x + b·y + tx) from `x,y` space into `cs`. */
+export function affineXY(element: string, cs: string, m: readonly (readonly number[])[]): Transformation {
+  return {
+    type: "affine",
+    affine: [[...m[0]!], [...m[1]!], [0, 0, 1]],
+    input: { name: element, axes: XY },
+    output: { name: cs, axes: XY },
+  };
+}
+
+/** A per-axis scale (`sx`, `sy`; 1 on any other axis) of an element with axes `axes` into `cs`. */
+export function scaleOn(
+  axes: readonly string[],
+  element: string,
+  cs: string,
+  sx: number,
+  sy: number,
+): Transformation {
+  const own = defaultAxes(axes);
+  return {
+    type: "scale",
+    scale: axes.map((a) => (a === "x" ? sx : a === "y" ? sy : 1)),
+    input: { name: element, axes: own },
+    output: { name: cs, axes: own },
+  };
+}
+
+/** Identity of an element with axes `axes` into `cs`. */
+export function identityOn(axes: readonly string[], element: string, cs: string): Transformation {
+  const own = defaultAxes(axes);
+  return { type: "identity", input: { name: element, axes: own }, output: { name: cs, axes: own } };
+}

@@ -1,0 +1,200 @@
+/**
+ * Xenium output folders as SpatialData, as spatialdata-io's `xenium` lays them out, in microns
+ * (coordinate system `global`): the cell × gene table (cell_feature_matrix, with cells' metadata as
+ * obs), cells as circles (`cell_circles`, radius √(area/π)), cell and nucleus boundaries as polygons,
+ * transcripts as points (columnar: typed arrays and categorical genes, never an object per
+ * transcript), and the morphology OME-TIFFs placed with the micron size of a pixel.
+ */
+import { dense } from "../../../data/arrays.js";
+import { type Column, dataFrame } from "../../../data/dataframe.js";
+import type { ImageElement, PointsElement, ShapesElement } from "../../../data/elements.js";
+import { makeSpatialData } from "../../../data/spatialdata.js";
+import { makeTable, obsNames, type Table } from "../../../data/table.js";
+import { DataError } from "../../data-error.js";
+import { readOmeTiff } from "../../tiff/read.js";
+import { polygonsFromVertices } from "../boundaries.js";
+import { asCategorical } from "../categorize.js";
+import { circles, type ReaderReport, rangeIds, regionTable, type VendorResult, xyMatrix } from "../common.js";
+import { type FileColumns, numericColumn, readFrameFile, textColumn } from "../frame-file.js";
+import { identityXY, scaleOn } from "../placement.js";
+import { readTenxH5 } from "../tenx/h5-matrix.js";
+import { readMex } from "../tenx/mex.js";
+import { partFile, pixelSize } from "./files.js";
+
+/** Options of {@link readXenium} (spatialdata-io's names). */
+export interface XeniumOptions {
+  readonly cells_boundaries?: boolean;
+  readonly nucleus_boundaries?: boolean;
+  readonly cells_as_circles?: boolean;
+  readonly transcripts?: boolean;
+  readonly morphology_mip?: boolean;
+  readonly morphology_focus?: boolean;
+}
+
+const GLOBAL = "global";
+
+async function readTable(dir: string, warnings: string[]): Promise<Table> {
+  const file = partFile(dir, "matrix");
+  if (!file) throw new DataError(`${dir}: no cell_feature_matrix.h5 or cell_feature_matrix folder`);
+  const r = file.endsWith(".h5") ? await readTenxH5(file) : await readMex(file);
+  warnings.push(...r.warnings);
+  return r.table;
+}
+
+/** Cells' metadata rows in the table's order (joined by cell_id). */
+function cellsInTableOrder(
+  cells: FileColumns,
+  table: Table,
+): { obs: Record<string, Column>; x: Float64Array; y: Float64Array; area: Float64Array | null } {
+  const ids = textColumn(cells, "cell_id");
+  const row = new Map<string, number>();
+  for (let i = 0; i < ids.length; i++) row.set(ids[i]!, i);
+  const barcodes = obsNames(table).values.map((v) => v ?? "");
+  const pos = new Int32Array(barcodes.length);
+  barcodes.forEach((b, i) => {
+    const r = row.get(b);
+    if (r === undefined) throw new DataError(`${cells.file}: cell "${b}" of the matrix has no row`);
+    pos[i] = r;
+  });
+  const pick = (a: Float64Array) => Float64Array.from(pos, (r) => a[r]!);
+  const obs: Record<string, Column> = {};
+  for (const name of cells.order) {
+    if (name === "cell_id") continue;
+    const c = cells.columns[name]!;
+    if (c.kind === "dense" && !(c.data instanceof BigInt64Array) && !(c.data instanceof BigUint64Array))
+      obs[name] = dense(pick(numericColumn(cells, name)));
+  }
+  return {
+    obs,
+    x: pick(numericColumn(cells, "x_centroid")),
+    y: pick(numericColumn(cells, "y_centroid")),
+    area: cells.columns.cell_area ? pick(numericColumn(cells, "cell_area")) : null,
+  };
+}
+
+async function boundaries(file: string, name: string): Promise<ShapesElement> {
+  const fc = await readFrameFile(file, {
+    columns: ["cell_id", "vertex_x", "vertex_y"],
+    textColumns: ["cell_id"],
+  });
+  return polygonsFromVertices(
+    name,
+    textColumn(fc, "cell_id"),
+    numericColumn(fc, "vertex_x"),
+    numericColumn(fc, "vertex_y"),
+    { [GLOBAL]: identityXY(name, GLOBAL) },
+    file,
+  );
+}
+
+/** Transcripts as a columnar points element (`x`, `y`, `z`, `feature_name` categorical …). */
+export async function readTranscripts(file: string): Promise<PointsElement> {
+  const fc = await readFrameFile(file, { textColumns: ["cell_id", "feature_name"] });
+  const rename: Record<string, string> = { x_location: "x", y_location: "y", z_location: "z" };
+  const cols: Record<string, Column> = {};
+  for (const n of fc.order) {
+    const c = fc.columns[n]!;
+    const to = rename[n] ?? n;
+    if (to === "x" || to === "y" || to === "z") cols[to] = dense(Float32Array.from(numericColumn(fc, n)));
+    else if (n === "feature_name" || n === "cell_id" || n === "fov_name") cols[to] = asCategorical(c);
+    else cols[to] = c;
+  }
+  for (const a of ["x", "y"]) if (!cols[a]) throw new DataError(`${file}: no ${a}_location column`);
+  const axes = cols.z ? ["x", "y", "z"] : ["x", "y"];
+  return {
+    kind: "points",
+    name: "transcripts",
+    axes,
+    frame: dataFrame(rangeIds(fc.nRows), cols, "_index"),
+    featureKey: "feature_name",
+    instanceKey: "cell_id",
+    transformations: { [GLOBAL]: identityXY("transcripts", GLOBAL) },
+  };
+}
+
+/** Read a Xenium output folder. */
+export async function readXenium(
+  dir: string,
+  opts: XeniumOptions = {},
+  report: ReaderReport = {},
+): Promise<VendorResult> {
+  const warnings: string[] = [];
+  report.progress?.(0, "reading the cell-feature matrix");
+  let table = await readTable(dir, warnings);
+  const cellsFile = partFile(dir, "cells");
+  if (!cellsFile) throw new DataError(`${dir}: no cells.parquet or cells.csv.gz`);
+  const cells = await readFrameFile(cellsFile, { textColumns: ["cell_id"] });
+  const meta = cellsInTableOrder(cells, table);
+  table = makeTable({ X: table.X, obs: dataFrame(table.obs.index, meta.obs, "_index"), var: table.var });
+  const n = meta.x.length;
+  table = regionTable(
+    table,
+    "cell_circles",
+    "cell_index",
+    dense(Int32Array.from({ length: n }, (_, i) => i)),
+    xyMatrix(meta.x, meta.y),
+  );
+  report.log?.(`${n} cells, ${table.var.index.values.length} genes`);
+
+  const shapes: Record<string, ShapesElement> = {};
+  if (opts.cells_as_circles !== false) {
+    const radius = meta.area ? meta.area.map((a) => Math.sqrt(a / Math.PI)) : new Float64Array(n).fill(5);
+    shapes.cell_circles = circles("cell_circles", rangeIds(n), meta.x, meta.y, radius, {
+      [GLOBAL]: identityXY("cell_circles", GLOBAL),
+    });
+  }
+  report.progress?.(0.3, "reading the boundaries");
+  for (const [part, name, on] of [
+    ["cellBoundaries", "cell_boundaries", opts.cells_boundaries],
+    ["nucleusBoundaries", "nucleus_boundaries", opts.nucleus_boundaries],
+  ] as const) {
+    if (on === false) continue;
+    const file = partFile(dir, part);
+    if (!file) {
+      warnings.push(`${dir}: no ${name} file; left out`);
+      continue;
+    }
+    shapes[name] = await boundaries(file, name);
+  }
+  const points: Record<string, PointsElement> = {};
+  if (opts.transcripts !== false) {
+    report.progress?.(0.5, "reading the transcripts");
+    const file = partFile(dir, "transcripts");
+    if (file) points.transcripts = await readTranscripts(file);
+    else warnings.push(`${dir}: no transcripts file; left out`);
+  }
+  report.progress?.(0.8, "opening the morphology images");
+  const px = await pixelSize(dir);
+  report.log?.(`pixel size ${px.size} µm (${px.from})`);
+  const images: Record<string, ImageElement> = {};
+  for (const [part, name, on] of [
+    ["morphologyFocus", "morphology_focus", opts.morphology_focus],
+    ["morphologyMip", "morphology_mip", opts.morphology_mip],
+  ] as const) {
+    if (on === false) continue;
+    const file = partFile(dir, part);
+    if (!file) continue;
+    let img: ImageElement;
+    try {
+      img = await readOmeTiff(file, { name });
+    } catch (err) {
+      throw new DataError(`${file}: ${(err as Error).message}`, { cause: err });
+    }
+    images[name] = {
+      ...img,
+      transformations: { [GLOBAL]: scaleOn(img.axes, name, GLOBAL, px.size, px.size) },
+    };
+  }
+  report.progress?.(1, "read");
+  return {
+    reader: "io.xenium",
+    warnings,
+    sdata: makeSpatialData({
+      tables: { table },
+      shapes,
+      points,
+      images,
+      source: { path: dir, format: "xenium" },
+    }),
+  };
+}
