@@ -235,3 +235,9 @@ export function boundaryZoomGate(meanCellSpacing: number, minCellPx = BOUNDARY_M
 export const BOUNDARY_MIN_CELL_PX = 6;
 /** An element with at most this many polygons is fetched whole at any zoom. */
 export const BOUNDARY_POLYGON_CAP = 20_000;
+
+/** Canvas background colours of the `background` encoding field (the canvases and figures paint these). */
+export const CANVAS_BACKGROUND: Readonly<Record<"light" | "dark", string>> = {
+  light: "#f4f4f2",
+  dark: "#0d0e11",
+};

@@ -15,8 +15,11 @@ import PDFDocument from "pdfkit";
 import sharp from "sharp";
 import SVGtoPDF from "svg-to-pdfkit";
 
-/** Smallest and largest dpi accepted for PNG output (72 is screen size, 600 is print and beyond). */
-export const FIGURE_DPI_RANGE = { min: 18, max: 1200 } as const;
+/**
+ * Smallest and largest dpi accepted for PNG output (72 is the page's own size, 600 is print and
+ * beyond; small values make previews and thumbnails of large pages).
+ */
+export const FIGURE_DPI_RANGE = { min: 1, max: 1200 } as const;
 
 /** Largest PNG side in pixels, so that a large page at a high dpi cannot ask for gigapixels. */
 export const MAX_PNG_SIDE = 20000;

@@ -162,15 +162,21 @@ export interface SvgDocumentOptions {
   background?: string;
   /** `<title>` of the document. */
   title?: string;
+  /**
+   * Size of the drawing's coordinate space when it differs from the page (a `viewBox`): content is
+   * drawn in these units and scaled to `width × height`. The background covers it.
+   */
+  viewBox?: readonly [number, number];
 }
 
-/** A standalone SVG document (XML declaration, namespaces, `viewBox` equal to the size). */
+/** A standalone SVG document (XML declaration, namespaces, `viewBox` equal to the size unless given). */
 export function svgDocument(o: SvgDocumentOptions): string {
   if (!(o.width > 0 && o.height > 0))
     throw new Error(`SVG size must be positive, got ${o.width} × ${o.height}`);
   const body = typeof o.children === "string" ? o.children : o.children.join("");
   const title = o.title ? el("title", {}, escapeXml(o.title)) : "";
-  const bg = o.background ? rect(0, 0, o.width, o.height, { fill: o.background }) : "";
+  const [vw, vh] = o.viewBox ?? [o.width, o.height];
+  const bg = o.background ? rect(0, 0, vw, vh, { fill: o.background }) : "";
   return `<?xml version="1.0" encoding="UTF-8"?>\n${el(
     "svg",
     {
@@ -178,7 +184,7 @@ export function svgDocument(o: SvgDocumentOptions): string {
       "xmlns:xlink": "http://www.w3.org/1999/xlink",
       width: o.width,
       height: o.height,
-      viewBox: `0 0 ${num(o.width)} ${num(o.height)}`,
+      viewBox: `0 0 ${num(vw)} ${num(vh)}`,
     },
     `${title}${bg}${body}`,
   )}`;

@@ -55,7 +55,7 @@ describe("svgToPng", () => {
   });
 
   it("refuses a dpi out of range and a gigapixel output", async () => {
-    await expect(svgToPng(doc, { dpi: 5 })).rejects.toThrow(/dpi must be between/);
+    await expect(svgToPng(doc, { dpi: 0.5 })).rejects.toThrow(/dpi must be between/);
     const huge = svgDocument({ width: 14000, height: 100, children: [] });
     await expect(svgToPng(huge, { dpi: 600 })).rejects.toThrow(/longest side/);
   });

@@ -20,6 +20,7 @@ import { regionsRoutes } from "./regions.js";
 import { saveRoutes } from "./save.js";
 import { sessionsRoutes } from "./sessions.js";
 import { shapeAnnotationsRoutes } from "./shape-annotations.js";
+import { snapshotsRoutes } from "./snapshots.js";
 
 /** The route modules. */
 export const ROUTES: readonly RouteModule[] = [
@@ -42,5 +43,6 @@ export const ROUTES: readonly RouteModule[] = [
   saveRoutes,
   checkpointsRoutes,
   imagesRoutes,
+  snapshotsRoutes,
   appStaticRoutes,
 ];

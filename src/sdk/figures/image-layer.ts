@@ -1,0 +1,110 @@
+/**
+ * The image under the cells: the part of the display's image that the frame shows, composited with
+ * the display's channel colours and contrast windows by the raster store (the same `compositeRgb`
+ * as the image tiles the canvas shows), read from the pyramid level whose pixels are closest to,
+ * and not smaller than, an output pixel, and embedded as one PNG placed by an affine transform.
+ */
+import sharp from "sharp";
+import type { ImageInfo } from "../raster/info.js";
+import { type Affine6, apply, compose, type FigureFrame, invertAffine } from "./frame.js";
+import type { RenderSource } from "./render-source.js";
+import { el } from "./svg.js";
+
+/** Largest region composited for a figure, in level pixels (a 6000 × 6000 image). */
+export const MAX_IMAGE_REGION_PX = 36_000_000;
+
+/** The drawn image: markup, the level read and the region's size. */
+export interface ImageLayer {
+  readonly svg: string;
+  readonly level: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** Chooses the level: the coarsest whose pixel still covers at most `1.5` output pixels. */
+export function chooseLevel(info: ImageInfo, p2w: Affine6, frame: FigureFrame): number {
+  const det = Math.abs(p2w[0] * p2w[4] - p2w[1] * p2w[3]);
+  const worldPerL0 = Math.sqrt(det);
+  const outPerWorld = frame.scale * (frame.dpi / 96);
+  const l0 = info.levels[0]!;
+  let k = 0;
+  for (let i = 1; i < info.levels.length; i++) {
+    const f = l0.width / info.levels[i]!.width;
+    if (worldPerL0 * f * outPerWorld <= 1.5) k = i;
+  }
+  return k;
+}
+
+/** The image layer of `name` in `frame`, or null when the image is not in view. */
+export async function imageLayer(
+  source: RenderSource,
+  name: string,
+  frame: FigureFrame,
+  displayId: string | undefined,
+): Promise<ImageLayer | null> {
+  if (!source.imageInfo || !source.imageTile) return null;
+  const info = await source.imageInfo(name);
+  const p2w: Affine6 = info.pixel_to_world ?? [1, 0, 0, 0, 1, 0];
+  const l0 = info.levels[0]!;
+  let k = chooseLevel(info, p2w, frame);
+  for (;;) {
+    const lv = info.levels[k]!;
+    // level-k pixel → level-0 pixel → world
+    const toWorld = compose(p2w, [l0.width / lv.width, 0, 0, 0, l0.height / lv.height, 0]);
+    const inv = invertAffine(toWorld);
+    const [wx0, wy0, wx1, wy1] = frame.worldWindow;
+    const corners = [apply(inv, wx0, wy0), apply(inv, wx1, wy0), apply(inv, wx0, wy1), apply(inv, wx1, wy1)];
+    const x0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c[0]))));
+    const y0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c[1]))));
+    const x1 = Math.min(lv.width, Math.ceil(Math.max(...corners.map((c) => c[0]))));
+    const y1 = Math.min(lv.height, Math.ceil(Math.max(...corners.map((c) => c[1]))));
+    if (x1 <= x0 || y1 <= y0) return null;
+    const w = x1 - x0;
+    const h = y1 - y0;
+    if (w * h > MAX_IMAGE_REGION_PX && k < info.levels.length - 1) {
+      k++;
+      continue;
+    }
+    if (w * h > MAX_IMAGE_REGION_PX) {
+      throw new RangeError(`image ${name}: the region in view is ${w} × ${h} px at its coarsest level`);
+    }
+    const rgb = new Uint8Array(w * h * 3);
+    const t = info.tile_size;
+    const jobs: Promise<void>[] = [];
+    for (let row = Math.floor(y0 / t); row * t < y1; row++) {
+      for (let col = Math.floor(x0 / t); col * t < x1; col++) {
+        jobs.push(
+          source.imageTile!(name, k, col, row, displayId).then((tile) => {
+            const tx = col * t;
+            const ty = row * t;
+            const cx0 = Math.max(x0, tx);
+            const cx1 = Math.min(x1, tx + tile.width);
+            for (let y = Math.max(y0, ty); y < Math.min(y1, ty + tile.height); y++) {
+              const src = ((y - ty) * tile.width + (cx0 - tx)) * 3;
+              rgb.set(tile.rgb.subarray(src, src + (cx1 - cx0) * 3), ((y - y0) * w + (cx0 - x0)) * 3);
+            }
+          }),
+        );
+      }
+    }
+    await Promise.all(jobs);
+    const png = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
+      .png({ compressionLevel: 6 })
+      .toBuffer();
+    const m = compose(frame.worldToPx, compose(toWorld, [1, 0, x0, 0, 1, y0]));
+    const href = `data:image/png;base64,${png.toString("base64")}`;
+    const svg = el("image", {
+      x: 0,
+      y: 0,
+      width: w,
+      height: h,
+      href,
+      preserveAspectRatio: "none",
+      transform: `matrix(${m.map((v) => String(Number(v.toPrecision(10)))).join(" ")})`,
+      class: "image-layer",
+      "data-element": name,
+      "data-level": k,
+    });
+    return { svg, level: k, width: w, height: h };
+  }
+}
