@@ -6,6 +6,7 @@
  */
 import type { FastifyRequest } from "fastify";
 import { BadRequestError } from "../../sdk/errors.js";
+import type { Caller } from "../../sdk/session/gate.js";
 import { clientIdProblem, clientNameProblem } from "../../sdk/session/presence.js";
 import type { Service } from "../../sdk/session/service.js";
 import type { Session } from "../../sdk/session/session.js";
@@ -42,22 +43,29 @@ export function readSession(service: Service, id: string): Session {
   return service.session(id);
 }
 
+/** The caller as the SDK's mutation gate sees it: the client id and name headers. */
+export function callerOf(req: FastifyRequest): Caller {
+  return { clientId: clientId(req), clientName: clientName(req) };
+}
+
 /**
- * The session named by a mutating route, after the edit-lock gate: 404 when unknown, 423 while
- * another viewer holds the lock; a caller with a client id takes a free lock. A POST (new work) is
- * also checked against memory admission (503 past `TESSERA_ADMISSION_PCT`), unless `admit` is false:
+ * The session named by a mutating route, after the SDK's mutation gate (`Service.mutableSession`):
+ * 404 unknown, 423 locked by another viewer, 409 when `ready` names a call that needs loaded data. A
+ * POST starts new work, so it is also checked against memory admission (503) unless `admit` is false:
  * saving is how a user gets out of a full server, so it is never refused.
  */
 export function mutableSession(
   service: Service,
   req: FastifyRequest,
   id: string,
-  opts: { admit?: boolean } = {},
+  opts: { admit?: boolean; ready?: string } = {},
 ): Session {
-  const s = service.session(id);
-  service.presence.assertMutable(id, clientId(req), clientName(req));
-  // Past the memory admission threshold new work is refused (503); deletions and edits free or cost nothing.
-  if (req.method === "POST" && opts.admit !== false)
-    service.resources.admit(`${req.method} ${req.routeOptions.url ?? req.url}`);
-  return s;
+  const work =
+    req.method === "POST" && opts.admit !== false
+      ? `${req.method} ${req.routeOptions.url ?? req.url}`
+      : undefined;
+  return service.mutableSession(id, callerOf(req), {
+    ...(work !== undefined ? { work } : {}),
+    ...(opts.ready !== undefined ? { ready: opts.ready } : {}),
+  });
 }

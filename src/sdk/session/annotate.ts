@@ -12,8 +12,9 @@
 
 import { own } from "../data/own.js";
 import { resolveRowSelection } from "../data/row-selection.js";
-import { BadRequestError, StateError } from "../errors.js";
+import { BadRequestError } from "../errors.js";
 import type { DisplaySpec } from "../io/checkpoint/app-state.js";
+import { requireReady } from "./readiness.js";
 import type { Session } from "./session.js";
 import type { JobTicket } from "./types.js";
 
@@ -57,7 +58,7 @@ export function displayForRegionSet(
  * column or the table's region/instance key; 409 while the session is not ready.
  */
 export async function annotate(session: Session, req: AnnotateRequest): Promise<JobTicket> {
-  if (session.status !== "ready") throw new StateError(`session ${session.id} is ${session.status}`);
+  requireReady(session, "an annotation");
   const regionSet = typeof req.region_set === "string" ? req.region_set.trim() : "";
   if (!regionSet) throw new BadRequestError("region_set must be a non-blank obs column name");
   if (typeof req.category !== "string" || !req.category.trim())

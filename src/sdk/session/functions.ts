@@ -62,10 +62,13 @@ export class SessionFunctions {
       : 0;
   }
 
-  /** The entry of `key`, or a NotFoundError (`unknown function <key>`). */
+  /**
+   * The entry of `key` for a call that names it, or a `BadRequestError` (400, `unknown function <key>`):
+   * a call naming a function nobody registered is a malformed request, on every face.
+   */
   require(key: string): EngineFunction {
     const e = this.get(key);
-    if (!e) throw new NotFoundError(`unknown function ${key}`);
+    if (!e) throw new BadRequestError(`unknown function ${key}`);
     return e;
   }
 

@@ -13,12 +13,14 @@
  * The answer's `job_id` is the job that finishes last (the save for a checkpoint); `path` and
  * `pattern` are what `POST /save` answers for the same write.
  */
+
 import { stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type Affine6, pointsTransformChange, validateAffine } from "../data/points-transform.js";
-import { BadRequestError, StateError } from "../errors.js";
+import { BadRequestError } from "../errors.js";
 import { writeElementTransform } from "../io/spatialdata/write-element-transform.js";
 import { containPath } from "./paths.js";
+import { requireReady } from "./readiness.js";
 import type { Session } from "./session.js";
 
 /** The body of `POST /points-transform`. */
@@ -60,7 +62,7 @@ export async function setPointsTransform(
   dataDir: string,
   req: PointsTransformRequest,
 ): Promise<PointsTransformTicket> {
-  if (s.status !== "ready") throw new StateError(`session ${s.id} is ${s.status}`);
+  requireReady(s, "a points transform");
   const affine: Affine6 = validateAffine(req.affine);
   const { region, system } = pointsTransformChange(s.data, s.activeTable, affine);
   const own = ownDataset(s);

@@ -6,7 +6,7 @@
 import { mkdir } from "node:fs/promises";
 import { Registry } from "../../registry/registry.js";
 import { subsetSpatialData } from "../data/subset.js";
-import { BadRequestError, LimitError, NotFoundError, StateError, TesseraError } from "../errors.js";
+import { BadRequestError, LimitError, NotFoundError, TesseraError } from "../errors.js";
 import { EventBus } from "../events/bus.js";
 import { type SweptScrap, sweepScraps } from "../io/store/pending-writes.js";
 import { WorkerPool } from "../jobs/pool.js";
@@ -14,9 +14,12 @@ import { rasterHubFor } from "../raster/hub.js";
 import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
 import { ResourceMonitor } from "../resources/monitor.js";
 import { type Env, readConfig, type ServiceConfig } from "./config.js";
+import { checkCreateSessionRequest, parseCreateSessionRequest } from "./create-request.js";
 import { SessionFunctions } from "./functions.js";
+import { type Caller, type GateOptions, passGate } from "./gate.js";
 import { SessionJournal } from "./journal.js";
 import { Presence } from "./presence.js";
+import { requireReady } from "./readiness.js";
 import { Session, type SessionDeps } from "./session.js";
 import { childAppState, childName, prepareSubset, type SubsetRequest } from "./subset.js";
 import type { CreateSessionRequest, JobTicket, SessionSummary } from "./types.js";
@@ -254,10 +257,41 @@ export class Service {
     }
   }
 
+  /**
+   * Create a session from a client's request body (`POST /api/sessions`, the MCP tool), checked
+   * strictly first (`create-request.ts`): unknown fields, wrong types, a missing source, an unknown
+   * reader, a path outside the data dir or one that does not exist are a 400 naming the field, and
+   * nothing is created. Then as `createSession`.
+   */
+  async createSessionFromBody(body: unknown): Promise<Session> {
+    const req = parseCreateSessionRequest(body);
+    await checkCreateSessionRequest(req, this.config.dataDir, this.functions);
+    return this.createSession(req);
+  }
+
   /** The session `id`, or a NotFoundError. */
   session(id: string): Session {
     const s = this.sessionMap.get(id);
     if (!s) throw new NotFoundError(`no session "${id}"`);
+    return s;
+  }
+
+  /** The session `id` with its data loaded: 404 unknown, 409 loading or failed (`requireReady`). */
+  readySession(id: string, what: string): Session {
+    const s = this.session(id);
+    requireReady(s, what);
+    return s;
+  }
+
+  /**
+   * The session `id` for a call that changes it, after the mutation gate every face shares
+   * (`gate.ts`): 404 unknown, 423 while another viewer holds the edit lock (a caller with a client id
+   * takes a free one), 503 when `opts.work` is set and memory is past admission, 409 when
+   * `opts.ready` is set and the data is not loaded.
+   */
+  mutableSession(id: string, caller: Caller = {}, opts: GateOptions = {}): Session {
+    const s = this.session(id);
+    passGate(s, this.presence, this.resources, caller, opts);
     return s;
   }
 
@@ -281,10 +315,7 @@ export class Service {
       // Asked to save: a session with no loaded object cannot be, and closing it anyway would drop
       // what the caller meant to keep. A failed save leaves the session open (500: nothing the
       // request did wrong), so the user can retry or save elsewhere.
-      if (s.status !== "ready")
-        throw new StateError(
-          `session ${id} is ${s.status}; there is nothing to save (close it without save)`,
-        );
+      requireReady(s, "saving before closing (there is nothing to save: close it without save)");
       const out = await (await s.save()).done;
       if (out.status !== "completed")
         throw new TesseraError(

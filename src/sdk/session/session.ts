@@ -86,6 +86,7 @@ import type {
   EngineBus,
   EngineFunction,
   EnginePool,
+  JobAnswer,
   JobKind,
   JobOutcome,
   JobStatus,
@@ -533,6 +534,18 @@ export class Session {
     const id = randomUUID();
     this.app = addEntry(this.app, id, desc, "queued", this.deps.functions.versionsFor(entry));
     return this.enqueue(id, id, entry, desc, opParams, false);
+  }
+
+  /**
+   * Submit a descriptor and answer the way every face does (`POST /jobs`, the MCP tool, a script): a
+   * queued job answers at once with its id and status; an extract, which runs outside the queue, is
+   * awaited and answers with its value (or error). `submit` decides which it is, once.
+   */
+  async dispatch(descriptor: Descriptor): Promise<JobAnswer> {
+    const ticket = await this.submit(descriptor);
+    if (!ticket.immediate) return { job_id: ticket.job_id, status: ticket.status };
+    const out = await ticket.done;
+    return { job_id: out.job_id, status: out.status, result: out.result ?? null, error: out.error ?? null };
   }
 
   /** Stage a descriptor as a `pending` step (validated, not run). Returns its id. */
@@ -1087,7 +1100,7 @@ export class Session {
       }
     })();
     void done;
-    return { job_id: rec.id, status: rec.status, done: rec.done };
+    return { job_id: rec.id, status: rec.status, done: rec.done, immediate: true };
   }
 
   /**

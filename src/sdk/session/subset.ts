@@ -10,9 +10,10 @@
 import type { PolygonRing } from "../data/polygon-select.js";
 import { type RowSelection, resolveRowSelection } from "../data/row-selection.js";
 import { subsetCoordinateSystem } from "../data/subset.js";
-import { BadRequestError, StateError } from "../errors.js";
+import { BadRequestError } from "../errors.js";
 import type { AppState } from "../io/checkpoint/app-state.js";
 import type { Descriptor } from "./app-state-machine.js";
+import { requireReady } from "./readiness.js";
 import type { Session } from "./session.js";
 
 /** The body of `POST /subset`: polygons (canvas world space) or explicit rows of the active table. */
@@ -41,7 +42,7 @@ export interface PreparedSubset {
  * 400 for a malformed selection, an unknown coordinate system, or a selection keeping no cell.
  */
 export async function prepareSubset(parent: Session, req: SubsetRequest): Promise<PreparedSubset> {
-  if (parent.status !== "ready") throw new StateError(`session ${parent.id} is ${parent.status}`);
+  requireReady(parent, "a subset");
   const table = parent.activeTable;
   if (!table) throw new BadRequestError("the session has no table to subset");
   let coordinateSystem: string | null = null;

@@ -96,6 +96,21 @@ export interface JobTicket {
   status: JobStatus;
   /** Resolves (never rejects) when the job ends. */
   done: Promise<JobOutcome>;
+  /** Set when the job runs at once, outside the queue and history (an extract): `done` carries its value. */
+  immediate?: true;
+}
+
+/**
+ * How every face answers a submitted call (`Session.dispatch`): a queued job's id and status, or an
+ * extract's id, final status, value and error.
+ */
+export interface JobAnswer {
+  job_id: string;
+  status: JobStatus;
+  /** An extract's value (null when it failed); absent for a queued job. */
+  result?: unknown;
+  /** An extract's error (null when it completed); absent for a queued job. */
+  error?: string | null;
 }
 
 /**

@@ -4,9 +4,8 @@
  * `display.updated`. PUT creates a display it does not know (upsert), so a client may mint ids.
  */
 
-import { BadRequestError, StateError } from "../../../sdk/errors.js";
+import { BadRequestError } from "../../../sdk/errors.js";
 import type { DisplaySpec } from "../../../sdk/io/checkpoint/app-state.js";
-import type { Session } from "../../../sdk/session/session.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession } from "../request.js";
 
@@ -23,12 +22,6 @@ const displayBody = {
   additionalProperties: false,
 } as const;
 
-/** A loading session's app state is replaced when its checkpoint arrives: displays wait for it (409). */
-function assertReady(s: Session): void {
-  if (s.status !== "ready")
-    throw new StateError(`session ${s.id} is ${s.status}; displays can be set once it is ready`);
-}
-
 /** Ids a client may mint for PUT: uuids and other plain tokens, nothing that needs escaping. */
 const displayParams = {
   type: "object",
@@ -42,8 +35,8 @@ export const displaysRoutes: RouteModule = (app, { service }) => {
     { schema: { body: displayBody, params: displayParams } },
     async (req) => {
       const { id, displayId } = req.params;
-      const s = mutableSession(service, req, id);
-      assertReady(s);
+      // A loading session's app state is replaced when its checkpoint arrives: displays wait for it (409).
+      const s = mutableSession(service, req, id, { ready: "displays" });
       if (req.body.id !== undefined && req.body.id !== displayId)
         throw new BadRequestError(
           `body id "${req.body.id}" does not match the path's display id "${displayId}"`,
@@ -56,8 +49,7 @@ export const displaysRoutes: RouteModule = (app, { service }) => {
     "/api/sessions/:id/displays",
     { schema: { body: displayBody } },
     async (req) => {
-      const s = mutableSession(service, req, req.params.id);
-      assertReady(s);
+      const s = mutableSession(service, req, req.params.id, { ready: "displays" });
       if (req.body.id !== undefined)
         throw new BadRequestError(
           "POST mints the display id; leave id out (PUT /displays/{displayId} sets one)",

@@ -5,26 +5,16 @@
  * `rasterKey`); see docs/api/images.md.
  */
 import type { FastifyReply } from "fastify";
-import { BadRequestError, NotFoundError, StateError } from "../../../sdk/errors.js";
+import { BadRequestError, NotFoundError } from "../../../sdk/errors.js";
 import type { RenderedImage } from "../../../sdk/raster/hub.js";
-import type { Service } from "../../../sdk/session/service.js";
-import type { Session } from "../../../sdk/session/session.js";
 import type { RouteModule } from "../deps.js";
 import { sendRange } from "../range.js";
-import { readSession } from "../request.js";
 
 interface RenderQuery {
   channels?: string;
   display?: string;
   lossless?: string;
   max_px?: string;
-}
-
-function readySession(service: Service, id: string): Session {
-  const s = readSession(service, id);
-  if (s.status !== "ready")
-    throw new StateError(`session ${s.id} is ${s.status}; its images are not readable`);
-  return s;
 }
 
 /** A non-negative integer path or query value (400 otherwise). */
@@ -56,7 +46,7 @@ function sendWebp(reply: FastifyReply, img: RenderedImage): FastifyReply {
 /** Registers the image routes. */
 export const imagesRoutes: RouteModule = (app, { service }) => {
   app.get<{ Params: { id: string; element: string } }>("/api/sessions/:id/image/:element/info", async (req) =>
-    readySession(service, req.params.id).imageInfo(req.params.element),
+    service.readySession(req.params.id, "its images").imageInfo(req.params.element),
   );
 
   app.route<{ Params: { id: string; element: string }; Querystring: RenderQuery }>({
@@ -64,7 +54,7 @@ export const imagesRoutes: RouteModule = (app, { service }) => {
     url: "/api/sessions/:id/image/:element/thumbnail",
     compress: false,
     handler: async (req, reply) => {
-      const s = readySession(service, req.params.id);
+      const s = service.readySession(req.params.id, "its images");
       service.resources.admit("rendering an image");
       const maxPx = req.query.max_px === undefined ? undefined : intParam("max_px", req.query.max_px);
       return sendWebp(reply, await s.thumbnail(req.params.element, maxPx, renderOptions(req.query)));
@@ -80,7 +70,7 @@ export const imagesRoutes: RouteModule = (app, { service }) => {
     compress: false,
     handler: async (req, reply) => {
       const { id, element, level, col, row } = req.params;
-      const s = readySession(service, id);
+      const s = service.readySession(id, "its images");
       service.resources.admit("rendering an image tile");
       const img = await s.renderTile(
         element,
@@ -100,7 +90,7 @@ export const imagesRoutes: RouteModule = (app, { service }) => {
     handler: async (req, reply) => {
       const { id, element } = req.params;
       const key = req.params["*"];
-      const got = await readySession(service, id).rasterKey(element, key);
+      const got = await service.readySession(id, "its images").rasterKey(element, key);
       if (!got) throw new NotFoundError(`the raster store of "${element}" has no key "${key.slice(0, 200)}"`);
       const bytes = got.bytes;
       return sendRange(req, reply, {

@@ -4,8 +4,7 @@
  * and figure downloads are never gated.
  */
 import type { FastifyRequest } from "fastify";
-import { BadRequestError, NotFoundError, StateError } from "../../../sdk/errors.js";
-import type { Service } from "../../../sdk/session/service.js";
+import { NotFoundError, StateError } from "../../../sdk/errors.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession, readSession } from "../request.js";
 
@@ -27,11 +26,9 @@ interface Descriptor {
   params?: Record<string, unknown>;
 }
 
-/** The descriptor of a request, refused with 400 when it names no function a session can run. */
-function descriptorOf(service: Service, req: FastifyRequest): Required<Descriptor> {
+/** The body as the SDK's descriptor (params default `{}`); the session refuses an unknown function (400). */
+function descriptorOf(req: FastifyRequest): Required<Descriptor> {
   const d = req.body as Descriptor;
-  const key = `${d.namespace}.${d.function}`;
-  if (!service.functions.get(key)) throw new BadRequestError(`unknown function ${key}`);
   return { namespace: d.namespace, function: d.function, params: d.params ?? {} };
 }
 
@@ -43,21 +40,14 @@ type P = { id: string; jobId: string; stepId: string; entryId: string; plotId: s
 export const jobsRoutes: RouteModule = (app, { service }) => {
   const base = "/api/sessions/:id";
 
-  app.post(`${base}/jobs`, { schema: { body: DESCRIPTOR_BODY } }, async (req) => {
-    const { id } = req.params as P;
-    const session = mutableSession(service, req, id);
-    const d = descriptorOf(service, req);
-    const ticket = await session.submit(d);
-    if (service.functions.get(`${d.namespace}.${d.function}`)?.effect_class !== "extract")
-      return { job_id: ticket.job_id, status: ticket.status };
-    // An extract runs at once, outside the queue and history: answer with its value.
-    const out = await ticket.done;
-    return { job_id: out.job_id, status: out.status, result: out.result ?? null, error: out.error ?? null };
-  });
+  // A queued job answers {job_id, status}; an extract runs at once and answers with its value too.
+  app.post(`${base}/jobs`, { schema: { body: DESCRIPTOR_BODY } }, async (req) =>
+    mutableSession(service, req, (req.params as P).id).dispatch(descriptorOf(req)),
+  );
 
   app.post(`${base}/jobs/stage`, { schema: { body: DESCRIPTOR_BODY } }, async (req) => {
     const session = mutableSession(service, req, (req.params as P).id);
-    return { step_id: await session.stage(descriptorOf(service, req)), status: "pending" };
+    return { step_id: await session.stage(descriptorOf(req)), status: "pending" };
   });
 
   app.get(`${base}/jobs/:jobId`, async (req) => {

@@ -3,12 +3,11 @@
  * `GET /api/sessions/{id}/points-transform` → `{affine, element, coordinate_system}`;
  * `POST` `{affine, path?}` → `{job_id, path}` (queued, lock-gated, persisted). See docs/api/data.md.
  */
-import { readPointsTransform } from "../../../sdk/data/points-transform.js";
-import { StateError } from "../../../sdk/errors.js";
 import {
   type PointsTransformRequest,
   setPointsTransform,
 } from "../../../sdk/session/points-transform-job.js";
+import { pointsTransform } from "../../../sdk/session/reads.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession, readSession } from "../request.js";
 
@@ -25,11 +24,9 @@ const body = {
 
 /** Registers the points-transform routes. */
 export const pointsTransformRoutes: RouteModule = (app, { service }) => {
-  app.get<{ Params: { id: string } }>("/api/sessions/:id/points-transform", async (req) => {
-    const s = readSession(service, req.params.id);
-    if (s.status !== "ready") throw new StateError(`session ${s.id} is ${s.status}`);
-    return readPointsTransform(s.data, s.activeTable);
-  });
+  app.get<{ Params: { id: string } }>("/api/sessions/:id/points-transform", async (req) =>
+    pointsTransform(readSession(service, req.params.id)),
+  );
   app.post<{ Params: { id: string }; Body: PointsTransformRequest }>(
     "/api/sessions/:id/points-transform",
     { schema: { body } },

@@ -6,7 +6,6 @@
  * gated); with `save:true` the session is saved first and stays open if that fails.
  */
 import { Ajv, type ValidateFunction } from "ajv";
-import { checkCreateSessionRequest, parseCreateSessionRequest } from "../../../sdk/session/create-request.js";
 import type { RouteModule } from "../deps.js";
 import { mutableSession, readSession } from "../request.js";
 
@@ -43,9 +42,7 @@ export const sessionsRoutes: RouteModule = (app, { service }) => {
   app.get("/api/sessions", async () => ({ sessions: service.list() }));
 
   app.post("/api/sessions", async (req, reply) => {
-    const body = parseCreateSessionRequest(req.body);
-    await checkCreateSessionRequest(body, service.config.dataDir, service.functions);
-    const session = await service.createSession(body);
+    const session = await service.createSessionFromBody(req.body);
     void reply.code(201).header("location", `/api/sessions/${session.id}`);
     return session.summary();
   });
