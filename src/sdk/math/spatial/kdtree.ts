@@ -149,43 +149,7 @@ export function kdKnnSelf(t: KdTree, k: number): { indices: Int32Array; distance
     const self = ids[p] as number;
     bestD.fill(Number.POSITIVE_INFINITY);
     bestI.fill(-1);
-    let count = 0;
-    // Iterative depth-first search; stack holds (lo, hi, axis) of ranges still to visit and `bound`
-    // the squared distance from the query to the splitting plane that separates each from it.
-    let sp = 0;
-    stack[sp] = 0;
-    stack[sp + 1] = n;
-    stack[sp + 2] = 0;
-    bound[sp / 3] = 0;
-    sp += 3;
-    while (sp > 0) {
-      sp -= 3;
-      const lo = stack[sp] as number;
-      const hi = stack[sp + 1] as number;
-      const axis = stack[sp + 2] as number;
-      const b = bound[sp / 3] as number;
-      if (count === k && b > (bestD[k - 1] as number)) continue;
-      if (hi - lo <= LEAF_SIZE) {
-        for (let q = lo; q < hi; q++) count = offer(t, coords, p * dim, q, self, k, bestD, bestI, count);
-        continue;
-      }
-      const m = (lo + hi) >> 1;
-      count = offer(t, coords, p * dim, m, self, k, bestD, bestI, count);
-      const diff = (coords[p * dim + axis] as number) - (coords[m * dim + axis] as number);
-      const next = (axis + 1) % dim;
-      // The far side goes on the stack first so the near side is searched first (it shrinks the
-      // k-th distance sooner, and the far side is then often skipped).
-      stack[sp] = diff <= 0 ? m + 1 : lo;
-      stack[sp + 1] = diff <= 0 ? hi : m;
-      stack[sp + 2] = next;
-      bound[sp / 3] = Math.max(b, diff * diff);
-      sp += 3;
-      stack[sp] = diff <= 0 ? lo : m + 1;
-      stack[sp + 1] = diff <= 0 ? m : hi;
-      stack[sp + 2] = next;
-      bound[sp / 3] = b;
-      sp += 3;
-    }
+    const count = searchKnn(t, coords, p * dim, self, k, bestD, bestI, stack, bound);
     const row = self * k;
     for (let j = 0; j < count; j++) {
       indices[row + j] = bestI[j] as number;
@@ -195,10 +159,94 @@ export function kdKnnSelf(t: KdTree, k: number): { indices: Int32Array; distance
   return { indices, distances };
 }
 
+/**
+ * The k nearest tree points to the query at `qc[qo…]` (the point with original index `self` skipped),
+ * into bestD/bestI sorted ascending (squared distances); returns how many were found.
+ */
+function searchKnn(
+  t: KdTree,
+  qc: ArrayLike<number>,
+  qo: number,
+  self: number,
+  k: number,
+  bestD: Float64Array,
+  bestI: Int32Array,
+  stack: Int32Array,
+  bound: Float64Array,
+): number {
+  const { n, dim, coords } = t;
+  let count = 0;
+  // Iterative depth-first search; stack holds (lo, hi, axis) of ranges still to visit and `bound`
+  // the squared distance from the query to the splitting plane that separates each from it.
+  let sp = 0;
+  stack[sp] = 0;
+  stack[sp + 1] = n;
+  stack[sp + 2] = 0;
+  bound[sp / 3] = 0;
+  sp += 3;
+  while (sp > 0) {
+    sp -= 3;
+    const lo = stack[sp] as number;
+    const hi = stack[sp + 1] as number;
+    const axis = stack[sp + 2] as number;
+    const b = bound[sp / 3] as number;
+    if (count === k && b > (bestD[k - 1] as number)) continue;
+    if (hi - lo <= LEAF_SIZE) {
+      for (let q = lo; q < hi; q++) count = offer(t, qc, qo, q, self, k, bestD, bestI, count);
+      continue;
+    }
+    const m = (lo + hi) >> 1;
+    count = offer(t, qc, qo, m, self, k, bestD, bestI, count);
+    const diff = (qc[qo + axis] as number) - (coords[m * dim + axis] as number);
+    const next = (axis + 1) % dim;
+    // The far side goes on the stack first so the near side is searched first (it shrinks the
+    // k-th distance sooner, and the far side is then often skipped).
+    stack[sp] = diff <= 0 ? m + 1 : lo;
+    stack[sp + 1] = diff <= 0 ? hi : m;
+    stack[sp + 2] = next;
+    bound[sp / 3] = Math.max(b, diff * diff);
+    sp += 3;
+    stack[sp] = diff <= 0 ? lo : m + 1;
+    stack[sp + 1] = diff <= 0 ? m : hi;
+    stack[sp + 2] = next;
+    bound[sp / 3] = b;
+    sp += 3;
+  }
+  return count;
+}
+
+/**
+ * The `k` nearest tree points of each of `nq` query points (`dim` coordinates each, row-major), by
+ * ascending distance: nq × k original indices and euclidean distances (−1 / Infinity past the end).
+ */
+export function kdKnnQuery(
+  t: KdTree,
+  queries: ArrayLike<number>,
+  nq: number,
+  k: number,
+): { indices: Int32Array; distances: Float64Array } {
+  const indices = new Int32Array(nq * k).fill(-1);
+  const distances = new Float64Array(nq * k).fill(Number.POSITIVE_INFINITY);
+  const bestD = new Float64Array(k);
+  const bestI = new Int32Array(k);
+  const stack = new Int32Array(3 * 128);
+  const bound = new Float64Array(128);
+  for (let q = 0; q < nq; q++) {
+    bestD.fill(Number.POSITIVE_INFINITY);
+    bestI.fill(-1);
+    const count = searchKnn(t, queries, q * t.dim, -1, k, bestD, bestI, stack, bound);
+    for (let j = 0; j < count; j++) {
+      indices[q * k + j] = bestI[j] as number;
+      distances[q * k + j] = Math.sqrt(bestD[j] as number);
+    }
+  }
+  return { indices, distances };
+}
+
 /** Offer tree position q to the sorted best-k list of query p; returns the new count. */
 function offer(
   t: KdTree,
-  coords: Float64Array,
+  coords: ArrayLike<number>,
   qo: number,
   q: number,
   self: number,
