@@ -11,7 +11,7 @@ import { nObs, type Table } from "../../sdk/data/table.js";
 import { isUnsDict, type UnsValue, unsGet } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { Rng } from "../../sdk/math/rng.js";
-import { findAbParams, umapLayout } from "../../sdk/math/umap-layout.js";
+import { findAbParams, umapLayoutAsync } from "../../sdk/math/umap-layout.js";
 import { chooseGraph } from "./cluster.js";
 import { activeTable } from "./pp-matrix.js";
 
@@ -184,20 +184,24 @@ export async function umap(sd: SpatialData, params: UmapParams, ctx: OpContext):
 
   ctx.progress(0.01, "initialising");
   const rng = new Rng(seed);
-  const coords = umapLayout(graph, {
-    nComponents: dim,
-    nEpochs: params.maxiter ?? null,
-    a,
-    b,
-    gamma: params.gamma ?? 1,
-    initialAlpha: params.alpha ?? 1,
-    negativeSampleRate: params.negative_sample_rate ?? 5,
-    init,
-    data,
-    rng,
-    signal: ctx.signal,
-    onProgress: (f) => ctx.progress(0.02 + 0.97 * f),
-  });
+  const coords = await umapLayoutAsync(
+    graph,
+    {
+      nComponents: dim,
+      nEpochs: params.maxiter ?? null,
+      a,
+      b,
+      gamma: params.gamma ?? 1,
+      initialAlpha: params.alpha ?? 1,
+      negativeSampleRate: params.negative_sample_rate ?? 5,
+      init,
+      data,
+      rng,
+      signal: ctx.signal,
+      onProgress: (f) => ctx.progress(0.02 + 0.97 * f),
+    },
+    ctx.threads,
+  );
   const out = allocArray("float32", n * dim) as Float32Array;
   out.set(coords);
   const embedding: DenseArray = { kind: "dense", dtype: "float32", shape: [n, dim], data: out };

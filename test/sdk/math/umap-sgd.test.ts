@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import { Rng } from "../../../src/sdk/math/rng.js";
+import { findAbParams, optimizeLayoutEuclidean } from "../../../src/sdk/math/umap-layout.js";
+import { optimizeLayout } from "../../../src/sdk/math/umap-sgd.js";
+
+/**
+ * Edges (row order, both directions) of `clusters` groups of `size` nodes, each node joined to 8
+ * random others of its group with random weights; epochs per sample as umap-learn derives them.
+ */
+function clusteredEdges(clusters: number, size: number, nEpochs: number, seed: number) {
+  const rng = new Rng(seed);
+  const n = clusters * size;
+  const adj: Map<number, number>[] = Array.from({ length: n }, () => new Map());
+  for (let i = 0; i < n; i++) {
+    const c = Math.floor(i / size);
+    for (let e = 0; e < 8; e++) {
+      const j = c * size + Math.floor(rng.next() * size);
+      if (j === i) continue;
+      const w = 0.2 + 0.8 * rng.next();
+      adj[i]!.set(j, w);
+      adj[j]!.set(i, w);
+    }
+  }
+  const head: number[] = [];
+  const tail: number[] = [];
+  const w: number[] = [];
+  for (let i = 0; i < n; i++)
+    for (const [j, x] of [...adj[i]!].sort((a, b) => a[0] - b[0])) {
+      head.push(i);
+      tail.push(j);
+      w.push(x);
+    }
+  const max = Math.max(...w);
+  const eps = Float64Array.from(w, (x) => nEpochs / (nEpochs * (x / max)));
+  const init = Float32Array.from({ length: n * 2 }, () => 10 * rng.next());
+  return { n, head: Int32Array.from(head), tail: Int32Array.from(tail), eps, init };
+}
+
+/** Points nearer another group's centroid than their own. */
+function misplaced(emb: Float32Array, n: number, size: number, clusters: number): number {
+  const cent = new Float64Array(clusters * 2);
+  for (let i = 0; i < n; i++)
+    for (let d = 0; d < 2; d++) cent[Math.floor(i / size) * 2 + d]! += emb[i * 2 + d]! / size;
+  let wrong = 0;
+  for (let i = 0; i < n; i++) {
+    let best = -1;
+    let bestD = Infinity;
+    for (let c = 0; c < clusters; c++) {
+      const d = Math.hypot(emb[i * 2]! - cent[c * 2]!, emb[i * 2 + 1]! - cent[c * 2 + 1]!);
+      if (d < bestD) {
+        bestD = d;
+        best = c;
+      }
+    }
+    if (best !== Math.floor(i / size)) wrong++;
+  }
+  return wrong;
+}
+
+describe("optimizeLayout (UMAP SGD on threads)", () => {
+  const nEpochs = 200;
+  const { n, head, tail, eps, init } = clusteredEdges(5, 120, nEpochs, 7);
+  const { a, b } = findAbParams(1, 0.5);
+  const seedWords = (seed: number) => {
+    const rng = new Rng(seed);
+    const words: number[] = [];
+    return (w: number) => {
+      while (words.length <= w) words.push(rng.uint32());
+      return words[w]!;
+    };
+  };
+  const run = async (threads: number, seed = 0) => {
+    const emb = Float32Array.from(init);
+    await optimizeLayout(emb, 2, head, tail, eps, nEpochs, threads, {
+      a,
+      b,
+      seed: seedWords(seed),
+      minSamplesPerThread: 1,
+    });
+    return emb;
+  };
+
+  it("with one thread is the sequential SGD (optimizeLayoutEuclidean) exactly", async () => {
+    const one = await run(1);
+    const seq = Float32Array.from(init);
+    optimizeLayoutEuclidean(seq, 2, head, tail, eps, nEpochs, { a, b, rng: new Rng(0) });
+    expect(one).toEqual(seq);
+  });
+
+  it("on two threads: same seed → same layout, another seed → another, and clusters come apart", async () => {
+    const two = await run(2);
+    expect(two).toEqual(await run(2));
+    expect(two).not.toEqual(await run(2, 1));
+    expect(two).not.toEqual(await run(1));
+    expect(two.every(Number.isFinite)).toBe(true);
+    expect(misplaced(two, n, 120, 5)).toBe(0);
+    expect(misplaced(await run(1), n, 120, 5)).toBe(0);
+    // Three threads (an uneven cut) too.
+    expect(misplaced(await run(3), n, 120, 5)).toBe(0);
+  });
+
+  it("stops when aborted and leaves the input alone", async () => {
+    const ac = new AbortController();
+    ac.abort();
+    const emb = Float32Array.from(init);
+    await expect(
+      optimizeLayout(emb, 2, head, tail, eps, nEpochs, 2, {
+        a,
+        b,
+        seed: seedWords(0),
+        minSamplesPerThread: 1,
+        signal: ac.signal,
+      }),
+    ).rejects.toThrow();
+    expect(emb).toEqual(init);
+  });
+
+  it("3-d layouts on two threads are deterministic and finite", async () => {
+    const init3 = Float32Array.from({ length: n * 3 }, (_, i) => (i * 7919) % 10);
+    const go = async () => {
+      const emb = Float32Array.from(init3);
+      await optimizeLayout(emb, 3, head, tail, eps, 50, 2, {
+        a,
+        b,
+        seed: seedWords(2),
+        minSamplesPerThread: 1,
+      });
+      return emb;
+    };
+    const e = await go();
+    expect(e).toEqual(await go());
+    expect(e.every(Number.isFinite)).toBe(true);
+    expect(e).not.toEqual(init3);
+  });
+});
