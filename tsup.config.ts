@@ -30,11 +30,14 @@ function copyManifests(): void {
   }
 }
 
-// One ESM build: the SDK, the CLI, the job worker (Node 20 cannot start a worker thread from a .ts
-// file) and the plugin modules.
+// One ESM build: the SDK, the plugin authors' entry, the server entry, the CLI, the job worker (Node 20
+// cannot start a worker thread from a .ts file) and the plugin modules. Type declarations for the three
+// public entries (package.json `exports`): `.`, `./plugin`, `./server`.
 export default defineConfig({
   entry: {
     "sdk/index": "src/sdk/index.ts",
+    plugin: "src/plugin.ts",
+    server: "src/server.ts",
     cli: "src/adapters/cli/main.ts",
     "jobs/worker": "src/sdk/jobs/worker.ts",
     "raster/build-worker": "src/sdk/raster/build-worker.ts",
@@ -43,7 +46,7 @@ export default defineConfig({
   format: ["esm"],
   target: "node20",
   platform: "node",
-  dts: false,
+  dts: { entry: { "sdk/index": "src/sdk/index.ts", plugin: "src/plugin.ts", server: "src/server.ts" } },
   sourcemap: true,
   clean: true,
   splitting: true,

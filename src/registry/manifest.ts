@@ -60,7 +60,12 @@ export interface ManifestFunction {
 
 /** A plugin's manifest. */
 export interface Manifest {
-  library: { name: string; version: string };
+  /**
+   * The library: its name and version, the namespaces of its own it declares (besides the built-in
+   * ones), and, for a plugin built by `tessera plugin build`, a SHA-256 of each module's TypeScript
+   * source at build time (module path → hex digest), so the registry refuses a stale build.
+   */
+  library: { name: string; version: string; namespaces?: string[]; sources?: Record<string, string> };
   functions: ManifestFunction[];
 }
 
@@ -74,6 +79,15 @@ export function checkManifest(value: unknown, where: string): Manifest {
   if (!m.library || typeof m.library.name !== "string" || typeof m.library.version !== "string") {
     bad("library must be {name, version}");
   }
+  const ns = m.library!.namespaces;
+  if (ns !== undefined && !(Array.isArray(ns) && ns.every((x) => typeof x === "string")))
+    bad("library.namespaces must be an array of strings");
+  const src = m.library!.sources;
+  if (
+    src !== undefined &&
+    (!src || typeof src !== "object" || !Object.values(src).every((x) => typeof x === "string"))
+  )
+    bad("library.sources must map module paths to digests");
   if (!Array.isArray(m.functions)) bad("functions must be an array");
   m.functions!.forEach((f, i) => {
     for (const k of ["namespace", "function", "effect_class", "summary", "module", "export"] as const) {

@@ -18,8 +18,16 @@ export interface PluginDescriptor {
   readonly name: string;
   /** Version string reported in `library_versions` and recorded in every history entry. */
   readonly version: string;
-  /** Default namespace of the plugin's functions. */
+  /**
+   * Default namespace of the plugin's functions: a built-in one ({@link NAMESPACES}) or one of the
+   * plugin's own (it counts as declared).
+   */
   readonly namespace: string;
+  /**
+   * Namespaces of the plugin's own besides the built-in ones, for modules and `@namespace` tags
+   * (each must satisfy {@link isNamespaceName}; e.g. `["smooth", "qc"]`).
+   */
+  readonly namespaces?: readonly string[];
   /** Modules that hold operations: a path, or a path with its own namespace. */
   readonly modules: readonly (string | PluginModule)[];
 }
@@ -34,6 +42,7 @@ export const NAMESPACES = [
   "sc.pp",
   "sc.tl",
   "sc.get",
+  "sc.pl",
   "gr",
   "im",
   "tl",
@@ -46,7 +55,33 @@ export const NAMESPACES = [
 /** One namespace. */
 export type Namespace = (typeof NAMESPACES)[number];
 
-/** Whether `ns` is a known namespace. */
+/** Whether `ns` is a built-in namespace. */
 export function isNamespace(ns: string): ns is Namespace {
   return (NAMESPACES as readonly string[]).includes(ns);
+}
+
+/**
+ * The rule for a namespace a plugin declares: one to three dot-separated lowercase words (a letter,
+ * then letters, digits or `_`, at most 32 each), e.g. `smooth`, `myorg.qc`. Function keys are
+ * `<namespace>.<function>`, split at the last dot, so a namespace may hold dots but a function may not.
+ */
+export function isNamespaceName(ns: string): boolean {
+  return /^[a-z][a-z0-9_]{0,31}(?:\.[a-z][a-z0-9_]{0,31}){0,2}$/.test(ns);
+}
+
+/**
+ * The namespaces a plugin's functions may use: the built-in ones, its default namespace and those it
+ * declares. Throws naming the plugin when a declared name breaks {@link isNamespaceName}.
+ */
+export function pluginNamespaces(
+  d: Pick<PluginDescriptor, "name" | "namespace" | "namespaces">,
+): Set<string> {
+  const own = [d.namespace, ...(d.namespaces ?? [])].filter((ns) => !isNamespace(ns));
+  for (const ns of own) {
+    if (!isNamespaceName(ns))
+      throw new Error(
+        `plugin "${d.name}": namespace "${ns}" is not a valid name (lowercase words separated by dots, e.g. "smooth" or "myorg.qc")`,
+      );
+  }
+  return new Set<string>([...NAMESPACES, ...own]);
 }

@@ -14,9 +14,10 @@ import {
 } from "../sdk/resources/peak-memory.js";
 import { TESSERA_VERSION } from "../sdk/version.js";
 import { type CoverageReport, coverageOf } from "./coverage.js";
+import { checkFreshBuild } from "./fresh.js";
 import { locatePlugin, moduleUrl } from "./locate.js";
 import { checkManifest, type UiField } from "./manifest.js";
-import { isNamespace } from "./plugin.js";
+import { isNamespace, isNamespaceName } from "./plugin.js";
 import { ParamsValidator } from "./validate.js";
 
 /** One registered operation: what `GET /api/functions` lists, plus where its code is. */
@@ -48,22 +49,35 @@ export type PublicEntry = Omit<FunctionEntry, "module" | "export" | "library" | 
 /** Options of `Registry.load`. */
 export interface RegistryOptions {
   /**
-   * Plugins to load: built-in names (`tessera`, `testkit`) or plugin folder paths. Default: the
-   * comma-separated `TESSERA_PLUGINS`, else {@link DEFAULT_PLUGINS}.
+   * Plugins to load, read by {@link pluginList}: built-in names (`tessera`, `testkit`), plugin folder
+   * paths or npm package names. Default: the comma-separated `TESSERA_PLUGINS`, else {@link DEFAULT_PLUGINS}.
    */
   plugins?: string[];
+  /** Folder npm package names and relative folder paths resolve from (default the working directory). */
+  cwd?: string;
 }
 
 /** Plugins enabled when configuration names none: the service's own and scanpy's operations. */
 export const DEFAULT_PLUGINS = ["tessera", "scanpy", "squidpy"];
 
-/** The plugins configured by `TESSERA_PLUGINS` (comma-separated), or the built-in default. */
+/**
+ * The plugins a configured list means. A list that names none of the {@link DEFAULT_PLUGINS} adds to
+ * them (`./mine` → the defaults and ./mine); a list that names one of them is the whole list
+ * (`tessera,testkit`); an entry `-name` drops that plugin (`-scanpy,./mine` → the defaults without
+ * scanpy, and ./mine). An empty list is the default.
+ */
+export function pluginList(entries: readonly string[]): string[] {
+  const items = entries.map((s) => s.trim()).filter(Boolean);
+  const drop = new Set(items.filter((s) => s.startsWith("-")).map((s) => s.slice(1).trim()));
+  const named = items.filter((s) => !s.startsWith("-"));
+  const whole = named.some((s) => DEFAULT_PLUGINS.includes(s));
+  const list = whole ? named : [...DEFAULT_PLUGINS, ...named];
+  return [...new Set(list)].filter((s) => !drop.has(s));
+}
+
+/** The plugins configured by `TESSERA_PLUGINS` (comma-separated, read by {@link pluginList}). */
 export function configuredPlugins(env: NodeJS.ProcessEnv = process.env): string[] {
-  const list = (env.TESSERA_PLUGINS ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return list.length ? list : [...DEFAULT_PLUGINS];
+  return pluginList((env.TESSERA_PLUGINS ?? "").split(","));
 }
 
 /** The registry of operations. */
@@ -99,15 +113,18 @@ export class Registry {
 
   /** Read the manifests of the configured plugins. Throws naming the plugin and file on any problem. */
   static async load(opts: RegistryOptions = {}): Promise<Registry> {
-    const specs = [...new Set(opts.plugins ?? configuredPlugins())];
+    const specs = opts.plugins ? pluginList(opts.plugins) : configuredPlugins();
+    if (specs.length === 0) throw new Error("no plugins configured (every plugin was dropped with -name)");
     const loaded = await Promise.all(
       specs.map(async (spec) => {
-        const loc = locatePlugin(spec);
+        const loc = locatePlugin(spec, opts.cwd);
         let text: string;
         try {
           text = await readFile(loc.manifest, "utf8");
         } catch {
-          throw new Error(`plugin "${spec}": no manifest at ${loc.manifest} (run \`npm run manifests\`)`);
+          throw new Error(
+            `plugin "${spec}": no manifest at ${loc.manifest} (${loc.builtin ? "run `npm run manifests`" : "run `tessera plugin build` in the plugin's folder"})`,
+          );
         }
         let json: unknown;
         try {
@@ -115,7 +132,9 @@ export class Registry {
         } catch (err) {
           throw new Error(`${loc.manifest}: not valid JSON: ${(err as Error).message}`);
         }
-        return { loc, manifest: checkManifest(json, loc.manifest) };
+        const manifest = checkManifest(json, loc.manifest);
+        await checkFreshBuild(loc.moduleDir, manifest, spec);
+        return { loc, manifest };
       }),
     );
     const versions: Record<string, string> = { tessera: TESSERA_VERSION };
@@ -128,10 +147,16 @@ export class Registry {
         throw new Error(`plugin "${loc.spec}": library "${lib}" is loaded twice`);
       owner.set(`lib:${lib}`, loc.spec);
       versions[lib] = manifest.library.version;
+      const declared = new Set(manifest.library.namespaces ?? []);
+      for (const ns of declared)
+        if (!isNamespaceName(ns))
+          throw new Error(`${loc.manifest}: declared namespace "${ns}" is not a valid name`);
       for (const f of manifest.functions) {
         const key = `${f.namespace}.${f.function}`;
-        if (!isNamespace(f.namespace))
-          throw new Error(`${loc.manifest}: ${key}: unknown namespace "${f.namespace}"`);
+        if (!isNamespace(f.namespace) && !declared.has(f.namespace))
+          throw new Error(
+            `${loc.manifest}: ${key}: namespace "${f.namespace}" is neither built in nor declared in library.namespaces`,
+          );
         const other = owner.get(key);
         if (other)
           throw new Error(`function ${key} is defined by both plugin "${other}" and plugin "${loc.spec}"`);

@@ -1,14 +1,37 @@
 /**
- * Tessera SDK: the public API. Everything a script or notebook imports comes from here.
+ * Tessera SDK: the public API of the package's main entry (`import … from "tessera-omics"`).
+ * Everything a script or notebook needs: the {@link Tessera} facade, the readers and writers, the
+ * data model, recipes, and the service and session underneath. Each name is listed on purpose: a
+ * module's other exports stay internal. Plugin authors import from `tessera-omics/plugin`, servers
+ * from `tessera-omics/server`.
  * @packageDocumentation
  */
-export * from "./data/index.js";
+
+export { ParamsError } from "../registry/errors.js";
+// The facade.
 export { type DemoDataset, ensureDemoDataset } from "./demo/ensure.js";
 export { type DemoOptions, generateDemo } from "./demo/generate.js";
+export type { EventName, TesseraEvent } from "./events/types.js";
 export { readH5ad } from "./io/anndata/read-h5ad.js";
 export { readAnnDataZarr } from "./io/anndata/read-zarr.js";
 export { writeAnnDataZarr } from "./io/anndata/write.js";
-export * from "./io/checkpoint/app-state.js";
+export type {
+  AppState,
+  CategoryColors,
+  CategoryColorsByField,
+  ChannelSetting,
+  ColorText,
+  DisplaySpec,
+  EmbeddingDisplay,
+  EmbeddingEncoding,
+  HistEntry,
+  HistStatus,
+  PlotEntry,
+  PlotStatus,
+  SpatialDisplay,
+  SpatialEncoding,
+  ViewTarget,
+} from "./io/checkpoint/app-state.js";
 export { type Checkpoint, openCheckpoint, readFigure, readGeneFromMirror } from "./io/checkpoint/read.js";
 export { SIDECAR_VERSION, type ViewerSidecar } from "./io/checkpoint/sidecar.js";
 export {
@@ -17,13 +40,67 @@ export {
   writeCheckpoint,
   writeCheckpointNamed,
 } from "./io/checkpoint/write.js";
+// Reading and writing data.
 export { type OpenResult, openData } from "./io/open.js";
 export { readSpatialData } from "./io/spatialdata/read.js";
 export { writeSpatialData } from "./io/spatialdata/write.js";
 export { openStore } from "./io/store/open-store.js";
 export { Rng } from "./math/rng.js";
-export * from "./recipes/index.js";
-export * from "./session/index.js";
+// The data model (also exported by `tessera-omics/plugin`).
+export * from "./public-model.js";
+// Recipes.
+export {
+  type DiscoveredRecipe,
+  discoverRecipes,
+  RecipeCatalog,
+  type RecipeProblem,
+} from "./recipes/discover.js";
+export { type ExportRecipeOptions, exportRecipe } from "./recipes/export.js";
+export type { FunctionInfo, FunctionLookup } from "./recipes/lookup.js";
+export {
+  catalogEntry,
+  type ParamRef,
+  parseRecipe,
+  type Recipe,
+  type RecipeCatalogEntry,
+  type RecipeMeta,
+  type RecipeParam,
+  type RecipeParamSchema,
+} from "./recipes/model.js";
+export { type PreflightResult, preflight } from "./recipes/preflight.js";
+export { type RecipeValues, resolveValues, substituteSteps } from "./recipes/substitute.js";
+export type { Descriptor } from "./session/app-state-machine.js";
+
+// The service and its sessions (what the facade wraps; the HTTP server and the CLI are built on them).
+export { type Env, readConfig, type ServiceConfig } from "./session/config.js";
+// Errors an SDK call rejects with (each carries the HTTP status an adapter answers with).
+export {
+  BadRequestError,
+  ForbiddenError,
+  LimitError,
+  LockConflictError,
+  LockedError,
+  NotFoundError,
+  PathError,
+  StateError,
+  TesseraError,
+} from "./session/errors.js";
+export { Service, type ServiceOptions } from "./session/service.js";
+export { type RecipeRun, Session, type SessionDeps, type SessionInit } from "./session/session.js";
+export type {
+  CreateSessionRequest,
+  JobKind,
+  JobOutcome,
+  JobStatus,
+  JobTicket,
+  QueueItem,
+  SaveOptions,
+  SessionFields,
+  SessionSource,
+  SessionState,
+  SessionStatus,
+  SessionSummary,
+} from "./session/types.js";
 export {
   descriptor,
   JobFailedError,

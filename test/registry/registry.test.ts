@@ -39,7 +39,7 @@ const paramsError = (fn: () => unknown): ParamsError => {
 
 describe("loading", () => {
   it("loads the built-in plugin by default and reports library versions", async () => {
-    expect(configuredPlugins({})).toEqual(["tessera", "scanpy", "squidpy"]);
+    expect(configuredPlugins({})).toEqual(["tessera", "scanpy", "squidpy", "plots", "spatialdata-io"]);
     expect(configuredPlugins({ TESSERA_PLUGINS: " tessera, testkit ," })).toEqual(["tessera", "testkit"]);
     const prev = process.env.TESSERA_PLUGINS;
     delete process.env.TESSERA_PLUGINS;
@@ -49,9 +49,10 @@ describe("loading", () => {
         tessera: TESSERA_VERSION,
         scanpy: SCANPY_PLUGIN_VERSION,
         squidpy: SQUIDPY_PLUGIN_VERSION,
+        "tessera-plots": TESSERA_VERSION,
       });
       const keys = r.list().map((e) => e.key);
-      expect(keys.filter((k) => !/^(sc|gr|tl)\./.test(k))).toEqual([
+      expect(keys.filter((k) => !/^(sc|gr|tl|pl)\./.test(k))).toEqual([
         "custom.annotate_cells",
         "custom.describe",
         "custom.obs_values",
@@ -66,6 +67,7 @@ describe("loading", () => {
           "sc.tl.leiden",
           "sc.get.rank_genes_groups_df",
           "gr.spatial_neighbors",
+          "sc.pl.dotplot",
         ]),
       );
       process.env.TESSERA_PLUGINS = "tessera,testkit";
@@ -82,10 +84,13 @@ describe("loading", () => {
 
   it("names unknown plugins, missing manifests and duplicate functions", async () => {
     await expect(Registry.load({ plugins: ["nope"] })).rejects.toThrow(
-      /plugin "nope": no manifest at .*nope[\\/]manifest\.json/,
+      /plugin "nope": not a built-in plugin \(.*tessera.*\), a folder, nor an npm package installed in /,
     );
     await expect(Registry.load({ plugins: ["@scope/pkg"] })).rejects.toThrow(
-      "not a built-in plugin name or a folder path",
+      'plugin "@scope/pkg": not a built-in plugin',
+    );
+    await expect(Registry.load({ plugins: ["./nope"] })).rejects.toThrow(
+      /plugin "\.\/nope": no manifest at .*nope[\\/]manifest\.json/,
     );
     const dir = await mkdtemp(join(tmpdir(), "tessera-reg-"));
     try {

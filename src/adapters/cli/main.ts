@@ -7,12 +7,14 @@
  *   tessera run RECIPE --input PATH --output OUT.sdata.zarr.zip [--param k=v]…
  *   tessera functions [--json] [--coverage]
  *   tessera viewer export OUT_DIR [CHECKPOINT…]
+ *   tessera plugin build [DIR]
  */
 import { parseArgs } from "node:util";
 import { DEFAULT_PLUGINS } from "../../registry/registry.js";
 import { convertCommand } from "./convert.js";
 import { functionsCommand } from "./functions.js";
 import { inspectCommand } from "./inspect.js";
+import { pluginBuildCommand } from "./plugin.js";
 import { runCommand } from "./run.js";
 import { startCommand } from "./start.js";
 import { viewerExportCommand } from "./viewer.js";
@@ -42,6 +44,10 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   viewer: `  tessera viewer export OUT_DIR [CHECKPOINT…]
       write a serverless viewer into OUT_DIR: the web app, the checkpoints (default: those of the
       data dir) and index.json; any static server with HTTP Range serves it
+`,
+  plugin: `  tessera plugin build [DIR]
+      build the plugin package in DIR (default .): type-check its TypeScript, compile it to .js beside
+      the sources and write manifest.json (its operations' JSON Schemas); errors are listed by file and line
 `,
 };
 
@@ -134,6 +140,13 @@ export async function main(argv: string[]): Promise<number> {
         if (positionals[0] !== "export" || positionals.length < 2)
           throw new UsageError("viewer takes: export OUT_DIR [CHECKPOINT…]");
         await viewerExportCommand(positionals[1]!, positionals.slice(2));
+        return 0;
+      }
+      case "plugin": {
+        const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+        if (positionals[0] !== "build" || positionals.length > 2)
+          throw new UsageError("plugin takes: build [DIR]");
+        await pluginBuildCommand(positionals[1]);
         return 0;
       }
       case undefined:

@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
   type CompletedConfig,
@@ -17,8 +17,9 @@ import {
   DEFAULT_CONFIG,
   SchemaGenerator,
 } from "ts-json-schema-generator";
+import ts from "typescript";
 import type { Manifest, ManifestFunction, UiField } from "../manifest.js";
-import type { PluginDescriptor, PluginModule } from "../plugin.js";
+import { isNamespace, type PluginDescriptor, type PluginModule, pluginNamespaces } from "../plugin.js";
 import { decideUi, deref, type SchemaNode, type UiTags } from "../ui-rules.js";
 import { findOperations, type ModuleSource, stripLinks } from "./reflect.js";
 
@@ -32,14 +33,28 @@ const DEFAULT_TSCONFIG = fileURLToPath(new URL("../../../tsconfig.json", import.
 export interface BuildOptions {
   /** tsconfig whose compiler options the program uses (default: the repository's). */
   tsconfig?: string;
+  /** A program over the plugin's sources, made by the caller (`tessera plugin build`), used instead of a tsconfig. */
+  program?: ts.Program;
+  /** The descriptor, when the caller has loaded it already (from the built `plugin.js`). */
+  descriptor?: PluginDescriptor;
+  /** Module path → SHA-256 of the TypeScript sources built, recorded as `library.sources`. */
+  sources?: Record<string, string>;
 }
 
-/** Load the descriptor exported as `plugin` by `<dir>/plugin.ts`. */
-export async function loadDescriptor(dir: string): Promise<PluginDescriptor> {
-  const file = join(dir, "plugin.ts");
+/** Load the descriptor exported as `plugin` by `<dir>/plugin.ts` (or the built `plugin.js` beside it). */
+export async function loadDescriptor(
+  dir: string,
+  file = join(dir, "plugin.ts"),
+  query = "",
+): Promise<PluginDescriptor> {
   if (!existsSync(file))
     throw new Error(`${dir}: no plugin.ts (a plugin folder exports its descriptor as \`plugin\` there)`);
-  const mod = (await import(pathToFileURL(file).href)) as { plugin?: PluginDescriptor };
+  let mod: { plugin?: PluginDescriptor };
+  try {
+    mod = (await import(pathToFileURL(file).href + query)) as { plugin?: PluginDescriptor };
+  } catch (err) {
+    throw new Error(`${file}: cannot be loaded: ${(err as Error).message}`);
+  }
   const d = mod.plugin;
   if (!d || typeof d.name !== "string" || typeof d.version !== "string" || !Array.isArray(d.modules)) {
     throw new Error(`${file}: export \`plugin\` must be a descriptor {name, version, namespace, modules}`);
@@ -48,7 +63,12 @@ export async function loadDescriptor(dir: string): Promise<PluginDescriptor> {
 }
 
 /** Source file and manifest path of a module path as the descriptor writes it (`./pp.js`). */
-function moduleSource(dir: string, entry: string | PluginModule, fallbackNs: string): ModuleSource {
+function moduleSource(
+  dir: string,
+  entry: string | PluginModule,
+  fallbackNs: string,
+  allowed: ReadonlySet<string>,
+): ModuleSource {
   const path = typeof entry === "string" ? entry : entry.path;
   const rel = path.startsWith("./") ? path : `./${path}`;
   const manifestPath = rel.replace(/\.ts$/, ".js").replace(/\.mts$/, ".mjs");
@@ -58,6 +78,7 @@ function moduleSource(dir: string, entry: string | PluginModule, fallbackNs: str
     file,
     manifestPath,
     namespace: (typeof entry === "string" ? undefined : entry.namespace) ?? fallbackNs,
+    allowed,
   };
 }
 
@@ -103,8 +124,9 @@ function boundStrings(node: unknown): void {
 /** Build the manifest of the plugin folder `dir` (nothing is written). */
 export async function buildManifest(dir: string, opts: BuildOptions = {}): Promise<Manifest> {
   const absDir = resolve(dir);
-  const descriptor = await loadDescriptor(absDir);
-  const modules = descriptor.modules.map((m) => moduleSource(absDir, m, descriptor.namespace));
+  const descriptor = opts.descriptor ?? (await loadDescriptor(absDir));
+  const allowed = pluginNamespaces(descriptor);
+  const modules = descriptor.modules.map((m) => moduleSource(absDir, m, descriptor.namespace, allowed));
   const config: CompletedConfig = {
     ...DEFAULT_CONFIG,
     // Every .ts of the folder: params types may live beside the operations.
@@ -118,7 +140,7 @@ export async function buildManifest(dir: string, opts: BuildOptions = {}): Promi
     additionalProperties: false,
     functions: "hide",
   };
-  const program = createProgram(config);
+  const program = opts.program ?? createProgram(config);
   const generator = new SchemaGenerator(
     program,
     createParser(program, config),
@@ -157,7 +179,32 @@ export async function buildManifest(dir: string, opts: BuildOptions = {}): Promi
       });
     }
   }
-  return { library: { name: descriptor.name, version: descriptor.version }, functions };
+  const own = [...allowed].filter((ns) => !isNamespace(ns)).sort();
+  return {
+    library: {
+      name: descriptor.name,
+      version: descriptor.version,
+      ...(own.length ? { namespaces: own } : {}),
+      ...(opts.sources ? { sources: opts.sources } : {}),
+    },
+    functions,
+  };
+}
+
+/** At most this many type errors are listed in a build error. */
+const MAX_DIAGNOSTICS = 10;
+
+/** Type errors as a message: `file(line,col): text`, paths relative to the plugin folder. */
+export function formatDiagnostics(diagnostics: readonly ts.Diagnostic[], dir: string): string {
+  const lines = diagnostics.slice(0, MAX_DIAGNOSTICS).map((d) => {
+    const text = ts.flattenDiagnosticMessageText(d.messageText, "\n  ");
+    if (!d.file || d.start === undefined) return `  ${text}`;
+    const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
+    return `  ${relative(dir, d.file.fileName)}(${line + 1},${character + 1}): ${text}`;
+  });
+  const more =
+    diagnostics.length > MAX_DIAGNOSTICS ? `\n  … and ${diagnostics.length - MAX_DIAGNOSTICS} more` : "";
+  return `type errors in ${dir}:\n${lines.join("\n")}${more}`;
 }
 
 /** Split the generator's output into the clean draft-07 schema and the ui_schema. */
@@ -228,10 +275,12 @@ const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 /**
  * The manifest as written to disk: 2-space JSON passed through the repository's formatter (biome), so
  * that `npm run format` leaves the committed file as it is and regenerating gives the same bytes.
- * Without biome (an install without dev dependencies) it is the plain JSON.
+ * Without biome (an install without dev dependencies), or with `format: false` (a plugin outside this
+ * repository), it is the plain JSON.
  */
-export function manifestText(m: Manifest): string {
+export function manifestText(m: Manifest, opts: { format?: boolean } = {}): string {
   const raw = `${JSON.stringify(m, null, 2)}\n`;
+  if (opts.format === false) return raw;
   let bin: string;
   try {
     bin = createRequire(import.meta.url).resolve("@biomejs/biome/bin/biome");

@@ -8,7 +8,7 @@
 import ts from "typescript";
 import type { EffectClass } from "../../sdk/jobs/operation.js";
 import { compilePeakMemory } from "../../sdk/resources/peak-memory.js";
-import { isNamespace, NAMESPACES } from "../plugin.js";
+
 import { firstSentence } from "../ui-rules.js";
 
 /** A module of a plugin as the build sees it. */
@@ -19,6 +19,8 @@ export interface ModuleSource {
   manifestPath: string;
   /** Namespace of its functions unless tagged otherwise. */
   namespace: string;
+  /** The namespaces its functions may use (the built-in ones and those the plugin declares). */
+  allowed: ReadonlySet<string>;
 }
 
 /** An operation found in a module. */
@@ -170,8 +172,10 @@ export function findOperations(program: ts.Program, mod: ModuleSource): FoundOpe
       throw new Error(`${where}: an operation needs a TSDoc comment (its first sentence is the summary)`);
 
     const namespace = tagValue(sym, checker, "namespace") ?? mod.namespace;
-    if (!isNamespace(namespace))
-      throw new Error(`${where}: namespace "${namespace}" is not one of ${NAMESPACES.join(", ")}`);
+    if (!mod.allowed.has(namespace))
+      throw new Error(
+        `${where}: namespace "${namespace}" is neither built in nor declared by the plugin (add it to \`namespaces\` in plugin.ts); allowed: ${[...mod.allowed].join(", ")}`,
+      );
     const effectTag = tagValue(sym, checker, "effect");
     if (effectTag !== undefined && !(EFFECTS as readonly string[]).includes(effectTag)) {
       throw new Error(`${where}: @effect ${effectTag} is not one of ${EFFECTS.join(", ")}`);
