@@ -123,7 +123,7 @@ try {
     return table ? [rows(table), cols(table)] : [0, 0];
   };
   const [nObs, nVars] = x();
-  const col = nObs === 50_000 && nVars === 3_000 ? 0 : nObs === 200_000 && nVars === 5_000 ? 1 : -1;
+  const col: number = nObs === 50_000 && nVars === 3_000 ? 0 : nObs === 200_000 && nVars === 5_000 ? 1 : -1;
   console.log(
     `bench/pipeline: ${file} (${nObs} × ${nVars}); through Tessera.start → open → run; scanpy column: ${col === 0 ? "50k × 3k" : col === 1 ? "200k × 5k" : "none (other shape)"}`,
   );
