@@ -14,13 +14,15 @@
  * the facade does not cover) and turns jobs into promises: `run` resolves when the job is committed
  * and rejects with the job's error when it fails.
  */
+import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import type { FieldTable, FieldValue } from "./data/field.js";
 import type { SpatialData } from "./data/spatialdata.js";
 import { NotFoundError } from "./errors.js";
+import type { EventBus } from "./events/bus.js";
 import type { TesseraEvent } from "./events/types.js";
 import type { AppState } from "./io/checkpoint/app-state.js";
-import { parseRecipe, type Recipe, type RecipeCatalogEntry } from "./recipes/model.js";
+import { parseRecipe, type Recipe, type RecipeCatalogEntry, stepKey } from "./recipes/model.js";
 import type { PreflightResult } from "./recipes/preflight.js";
 import type { RecipeValues } from "./recipes/substitute.js";
 import type { Descriptor } from "./session/app-state-machine.js";
@@ -66,13 +68,24 @@ async function settled(what: string, done: Promise<JobOutcome>): Promise<JobOutc
   return out;
 }
 
+/** What `TesseraSession.runRecipe` reports while it runs. */
+export interface RecipeRunListeners {
+  /** The running step reported progress (`fraction` 0…1). */
+  onProgress?: (p: { index: number; key: string; fraction: number; message?: string | undefined }) => void;
+  /** A step ended (steps end in order); `log` is what it logged. */
+  onStep?: (s: { index: number; key: string; outcome: JobOutcome; log: string }) => void;
+}
+
 /** One open dataset (a session) with promise-returning calls. */
 export class TesseraSession {
   /** The underlying session (events, staging, displays, state …). */
   readonly session: Session;
+  /** The service's event bus (progress of this session's jobs). */
+  private readonly bus: EventBus;
 
-  constructor(session: Session) {
+  constructor(session: Session, bus: EventBus) {
     this.session = session;
+    this.bus = bus;
   }
 
   /** Session id. */
@@ -148,11 +161,48 @@ export class TesseraSession {
 
   /**
    * Run every step of a recipe and wait for all. Steps run in order; a failed step does not stop the
-   * later ones. Resolves with every step's outcome (check `status`).
+   * later ones. Resolves with every step's outcome (check `status`). `opts.onProgress` hears what the
+   * running step reports through `ctx.progress`, `opts.onStep` each step as it ends (in order), with
+   * its log: what a command line or a notebook shows while a long recipe runs.
    */
-  async runRecipe(recipe: Recipe, values: RecipeValues = {}): Promise<JobOutcome[]> {
+  async runRecipe(
+    recipe: Recipe,
+    values: RecipeValues = {},
+    opts: RecipeRunListeners = {},
+  ): Promise<JobOutcome[]> {
     const run = await this.session.runRecipe(recipe, { values, mode: "run" });
-    return Promise.all(run.tickets.map((t) => t.done));
+    const stepOf = new Map(run.tickets.map((t, i) => [t.job_id, i]));
+    const onProgress = opts.onProgress;
+    const stop = onProgress
+      ? this.bus.subscribe((e) => {
+          if (e.event !== "job.progress") return;
+          const d = e.data as { job_id: string; fraction: number; message?: string };
+          const i = stepOf.get(d.job_id);
+          if (i !== undefined)
+            onProgress({
+              index: i,
+              key: stepKey(recipe.steps[i]!),
+              fraction: d.fraction,
+              message: d.message,
+            });
+        }, this.bus.lastId)
+      : () => {};
+    try {
+      const outcomes: JobOutcome[] = [];
+      for (const [i, ticket] of run.tickets.entries()) {
+        const outcome = await ticket.done;
+        outcomes.push(outcome);
+        opts.onStep?.({
+          index: i,
+          key: stepKey(recipe.steps[i]!),
+          outcome,
+          log: this.session.job(ticket.job_id).log,
+        });
+      }
+      return outcomes;
+    } finally {
+      stop();
+    }
   }
 
   /** The completed analysis as a recipe. */
@@ -193,12 +243,29 @@ export class Tessera {
    * Open a dataset or checkpoint (`path` absolute or relative to the data dir) and wait until it is
    * loaded. A checkpoint restores its history, plots and displays.
    */
-  async open(path: string, opts: { name?: string } = {}): Promise<TesseraSession> {
-    const s = await this.service.createSession({
-      source: { kind: "load", path },
-      ...(opts.name ? { name: opts.name } : {}),
-    });
-    return this.whenReady(s);
+  async open(
+    path: string,
+    opts: { name?: string; onLoading?: (pct: number, message: string) => void } = {},
+  ): Promise<TesseraSession> {
+    const loadId = randomUUID();
+    const onLoading = opts.onLoading;
+    const stop = onLoading
+      ? this.service.bus.subscribe((e) => {
+          if (e.event !== "session.loading") return;
+          const d = e.data as { load_id: string; message: string; pct: number; done?: boolean };
+          if (d.load_id === loadId && !d.done) onLoading(d.pct, d.message);
+        }, this.service.bus.lastId)
+      : () => {};
+    try {
+      const s = await this.service.createSession({
+        source: { kind: "load", path },
+        load_id: loadId,
+        ...(opts.name ? { name: opts.name } : {}),
+      });
+      return await this.whenReady(s);
+    } finally {
+      stop();
+    }
   }
 
   /** Open a dataset with a reader (`"read.read_data"`, `"io.visium"` …) and wait until it is loaded. */
@@ -259,7 +326,7 @@ export class Tessera {
       await this.service.deleteSession(s.id);
       throw new Error(error ?? "the session did not load");
     }
-    return new TesseraSession(s);
+    return new TesseraSession(s, this.service.bus);
   }
 }
 

@@ -75,6 +75,49 @@ describe("Tessera facade", () => {
     }
   });
 
+  it("reports loading, a step's progress and each step as it ends (what tessera run prints)", async () => {
+    const t = await Tessera.start({
+      dataDir,
+      plugins: ["tessera", "testkit"],
+      config: { computePoolWorkers: 1 },
+    });
+    try {
+      const loading: number[] = [];
+      const s = await t.open(demo, { onLoading: (pct) => loading.push(pct) });
+      expect(loading.length).toBeGreaterThan(0);
+      const recipe = t.recipe({
+        schema_version: 1,
+        meta: { name: "listen", description: "sleep, fail, noop", provenance: null },
+        steps: [
+          { namespace: "custom", function: "sleep", params: { ms: 400 } },
+          { namespace: "custom", function: "fail", params: { message: "on purpose" } },
+          { namespace: "custom", function: "noop", params: {} },
+        ],
+      });
+      const progress: { index: number; fraction: number }[] = [];
+      const steps: { index: number; key: string; status: string; log: string }[] = [];
+      const outcomes = await s.runRecipe(
+        recipe,
+        {},
+        {
+          onProgress: (p) => progress.push({ index: p.index, fraction: p.fraction }),
+          onStep: (x) => steps.push({ index: x.index, key: x.key, status: x.outcome.status, log: x.log }),
+        },
+      );
+      expect(outcomes.map((o) => o.status)).toEqual(["completed", "failed", "completed"]);
+      expect(steps.map((x) => `${x.index}:${x.key}:${x.status}`)).toEqual([
+        "0:custom.sleep:completed",
+        "1:custom.fail:failed",
+        "2:custom.noop:completed",
+      ]);
+      // The sleeping step reports its progress, attributed to its index.
+      expect(progress.some((p) => p.index === 0 && p.fraction > 0 && p.fraction <= 1)).toBe(true);
+      expect(steps[1]!.log).toContain("about to fail");
+    } finally {
+      await t.close();
+    }
+  });
+
   it("splits function keys at the last dot", () => {
     expect(splitKey("sc.pp.normalize_total")).toEqual({ namespace: "sc.pp", function: "normalize_total" });
     expect(splitKey("custom.noop")).toEqual({ namespace: "custom", function: "noop" });

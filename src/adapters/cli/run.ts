@@ -1,14 +1,16 @@
 /**
  * `tessera run RECIPE --input PATH --output OUT.sdata.zarr.zip [--param k=v]…`: load the input, run
  * every step of the recipe headlessly (a failed step is logged and the later steps still run), save
- * the checkpoint, and report whether every step succeeded. All the work is SDK calls.
+ * the checkpoint, and report whether every step succeeded. All the work is calls of the SDK facade
+ * (`Tessera`, the same calls a script makes); this module parses arguments and prints.
  */
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve, sep } from "node:path";
-import { parseRecipe, type Recipe, stepKey } from "../../sdk/recipes/model.js";
+import { parseRecipe, type Recipe } from "../../sdk/recipes/model.js";
 import { coerceParamValue } from "../../sdk/recipes/substitute.js";
-import { Service } from "../../sdk/session/service.js";
+import type { JobOutcome } from "../../sdk/session/types.js";
+import { JobFailedError, Tessera, type TesseraSession } from "../../sdk/tessera.js";
 
 /** Options of `tessera run`. */
 export interface RunOptions {
@@ -63,7 +65,8 @@ function commonFolder(paths: string[]): string {
   return out.join(sep) || sep;
 }
 
-async function loadRecipe(spec: string, service: Service): Promise<Recipe> {
+/** A recipe file (JSON), else the name of a recipe the engine found at startup. */
+async function loadRecipe(spec: string, t: Tessera): Promise<Recipe> {
   if (existsSync(spec)) {
     let json: unknown;
     try {
@@ -73,12 +76,11 @@ async function loadRecipe(spec: string, service: Service): Promise<Recipe> {
     }
     return parseRecipe(json, spec);
   }
-  const r = service.recipes.get(spec);
-  if (!r) {
-    const have = service.recipes.list().map((x) => x.name);
+  if (!t.recipes().some((r) => r.name === spec)) {
+    const have = t.recipes().map((x) => x.name);
     throw new Error(`no recipe file or recipe named "${spec}" (recipes: ${have.join(", ") || "none"})`);
   }
-  return r;
+  return t.recipe(spec);
 }
 
 function parseValues(recipe: Recipe, pairs: string[]): Record<string, unknown> {
@@ -101,9 +103,21 @@ function parseValues(recipe: Recipe, pairs: string[]): Record<string, unknown> {
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
+/** What a completed step wrote, from its structural diff (`obs: a, b; obsm: X_pca`). */
+function wrote(outcome: JobOutcome): string {
+  const diff = (outcome.result as { structural_diff?: Record<string, string[]> } | undefined)
+    ?.structural_diff;
+  return diff
+    ? Object.entries(diff)
+        .map(([slot, keys]) => `${slot}: ${keys.join(", ")}`)
+        .join("; ")
+    : "";
+}
+
 /**
  * Run `tessera run`; resolves to the exit code: 0 when every step completed and the checkpoint was
- * written, 1 when a step failed (the checkpoint is still written) or the load or save failed.
+ * written, 1 when a step failed (the checkpoint is still written) or the load or save failed. Every
+ * step is a call of the SDK facade (`Tessera`); this function only prints.
  */
 export async function runCommand(opts: RunOptions, io: RunIo = STD_IO): Promise<number> {
   if (!opts.output.endsWith(".zarr.zip"))
@@ -113,27 +127,20 @@ export async function runCommand(opts: RunOptions, io: RunIo = STD_IO): Promise<
   const dataDir = resolve(
     opts.dataDir ?? process.env.TESSERA_DATA_DIR ?? commonFolder([dirname(input), dirname(output)]),
   );
-  const service = await Service.start({
-    config: { dataDir },
-    ...(opts.plugins ? { plugins: opts.plugins } : {}),
-  });
+  const t = await Tessera.start({ dataDir, ...(opts.plugins ? { plugins: opts.plugins } : {}) });
   try {
-    const recipe = await loadRecipe(opts.recipe, service);
+    const recipe = await loadRecipe(opts.recipe, t);
     const values = parseValues(recipe, opts.params);
 
     const t0 = Date.now();
     io.out(`loading ${input}`);
-    const stopLoading = service.bus.subscribe((e) => {
-      if (e.event === "session.loading") {
-        const d = e.data as { message: string; pct: number; done?: boolean };
-        if (!d.done) io.out(`  ${String(d.pct).padStart(3)}%  ${d.message}`);
-      }
-    }, service.bus.lastId);
-    const session = await service.createSession({ source: { kind: "load", path: input } });
-    await session.ready;
-    stopLoading();
-    if (session.status !== "ready") {
-      io.err(`tessera run: cannot load ${input}: ${session.summary().error}`);
+    let session: TesseraSession;
+    try {
+      session = await t.open(input, {
+        onLoading: (pct, message) => io.out(`  ${String(pct).padStart(3)}%  ${message}`),
+      });
+    } catch (err) {
+      io.err(`tessera run: cannot load ${input}: ${err instanceof Error ? err.message : String(err)}`);
       return 1;
     }
     io.out(`loaded ${session.name} in ${secs(Date.now() - t0)}`);
@@ -143,55 +150,42 @@ export async function runCommand(opts: RunOptions, io: RunIo = STD_IO): Promise<
       io.out(
         `recipe ${recipe.meta.name}: ${recipe.steps.length} step(s), will write ${pre.produced.join(", ")}`,
       );
-    const run = await session.runRecipe(recipe, { values, mode: "run" });
-    const n = run.tickets.length;
-    // A live progress line on a terminal (stderr), from what the running step reports.
-    const stepOf = new Map(run.tickets.map((t, i) => [t.job_id, i]));
-    const stopProgress = service.bus.subscribe((e) => {
-      if (e.event !== "job.progress" || !io.progress) return;
-      const d = e.data as { job_id: string; fraction: number; message?: string };
-      const i = stepOf.get(d.job_id);
-      if (i === undefined) return;
-      io.progress(
-        `[${i + 1}/${n}] ${stepKey(recipe.steps[i]!)} ${progressBar(d.fraction)}${d.message ? ` ${d.message}` : ""}`,
-      );
-    }, service.bus.lastId);
+    const n = recipe.steps.length;
     let failed = 0;
-    for (const [i, ticket] of run.tickets.entries()) {
-      const key = stepKey(recipe.steps[i]!);
-      const started = Date.now();
-      const out = await ticket.done;
-      const tag = `[${i + 1}/${n}] ${key}`;
-      if (out.status === "completed") {
-        const diff = (out.result as { structural_diff?: Record<string, string[]> } | undefined)
-          ?.structural_diff;
-        const wrote = diff
-          ? Object.entries(diff)
-              .map(([slot, keys]) => `${slot}: ${keys.join(", ")}`)
-              .join("; ")
-          : "";
+    let started = Date.now();
+    await session.runRecipe(recipe, values, {
+      // A live progress line on a terminal (stderr), from what the running step reports.
+      onProgress: (p) =>
+        io.progress?.(
+          `[${p.index + 1}/${n}] ${p.key} ${progressBar(p.fraction)}${p.message ? ` ${p.message}` : ""}`,
+        ),
+      onStep: ({ index, key, outcome, log }) => {
+        const tag = `[${index + 1}/${n}] ${key}`;
         io.progress?.("");
-        io.out(`${tag} ok (${secs(Date.now() - started)})${wrote ? ` — ${wrote}` : ""}`);
-      } else {
-        failed++;
-        io.progress?.("");
-        io.err(`${tag} ${out.status}: ${out.error}`);
-        const log = session.job(ticket.job_id).log.trim();
-        if (log) for (const line of log.split("\n")) io.err(`    ${line}`);
-      }
-    }
+        if (outcome.status === "completed") {
+          const w = wrote(outcome);
+          io.out(`${tag} ok (${secs(Date.now() - started)})${w ? ` — ${w}` : ""}`);
+        } else {
+          failed++;
+          io.err(`${tag} ${outcome.status}: ${outcome.error}`);
+          for (const line of log.trim() ? log.trim().split("\n") : []) io.err(`    ${line}`);
+        }
+        started = Date.now();
+      },
+    });
 
-    stopProgress();
     io.out(`saving ${output}`);
-    const save = await (await session.save({ path: output })).done;
-    if (save.status !== "completed") {
-      io.err(`tessera run: saving ${output} failed: ${save.error}`);
+    try {
+      await session.save({ path: output });
+    } catch (err) {
+      const why = err instanceof JobFailedError ? err.outcome.error : (err as Error).message;
+      io.err(`tessera run: saving ${output} failed: ${why}`);
       return 1;
     }
     io.out(`wrote ${output} (${n - failed}/${n} step(s) completed, ${secs(Date.now() - t0)})`);
     if (failed) io.err(`tessera run: ${failed} of ${n} step(s) failed`);
     return failed ? 1 : 0;
   } finally {
-    await service.close();
+    await t.close();
   }
 }
