@@ -8,6 +8,7 @@
  * wanted Ritz vectors so memory stays at `ncv` vectors of length n.
  */
 import type { SparseMatrix } from "../data/arrays.js";
+import { symEigenJacobi } from "./linalg.js";
 import { Rng } from "./rng.js";
 
 /** y = A x for a symmetric n×n operator A (write into `y`, never into `x`). */
@@ -41,61 +42,6 @@ export interface EigenResult {
   readonly matvecs: number;
   /** Whether all k residuals met the tolerance. */
   readonly converged: boolean;
-}
-
-/**
- * Eigen-decomposition of a small dense symmetric m×m matrix (row-major) by cyclic Jacobi rotations.
- * Returns values (unsorted) and the eigenvectors as columns of `vectors` (m×m row-major).
- */
-export function symmetricEigenSmall(
-  a: Float64Array,
-  m: number,
-): { values: Float64Array; vectors: Float64Array } {
-  const s = Float64Array.from(a);
-  const v = new Float64Array(m * m);
-  for (let i = 0; i < m; i++) v[i * m + i] = 1;
-  for (let sweep = 0; sweep < 100; sweep++) {
-    let off = 0;
-    let diag = 0;
-    for (let i = 0; i < m; i++) {
-      diag += s[i * m + i]! ** 2;
-      for (let j = i + 1; j < m; j++) off += s[i * m + j]! ** 2;
-    }
-    if (off <= 1e-30 * Math.max(diag, 1e-300)) break;
-    for (let p = 0; p < m; p++) {
-      for (let q = p + 1; q < m; q++) {
-        const apq = s[p * m + q]!;
-        if (Math.abs(apq) < 1e-300) continue;
-        const app = s[p * m + p]!;
-        const aqq = s[q * m + q]!;
-        const theta = (aqq - app) / (2 * apq);
-        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1);
-        const sn = t * c;
-        for (let k = 0; k < m; k++) {
-          const skp = s[k * m + p]!;
-          const skq = s[k * m + q]!;
-          s[k * m + p] = c * skp - sn * skq;
-          s[k * m + q] = sn * skp + c * skq;
-        }
-        for (let k = 0; k < m; k++) {
-          const spk = s[p * m + k]!;
-          const sqk = s[q * m + k]!;
-          s[p * m + k] = c * spk - sn * sqk;
-          s[q * m + k] = sn * spk + c * sqk;
-        }
-        for (let k = 0; k < m; k++) {
-          const vkp = v[k * m + p]!;
-          const vkq = v[k * m + q]!;
-          v[k * m + p] = c * vkp - sn * vkq;
-          v[k * m + q] = sn * vkp + c * vkq;
-        }
-      }
-    }
-  }
-  const values = new Float64Array(m);
-  for (let i = 0; i < m; i++) values[i] = s[i * m + i]!;
-  return { values, vectors: v };
 }
 
 function dot(a: Float64Array, aOff: number, b: Float64Array, n: number): number {
@@ -188,7 +134,7 @@ export function lanczosTopEigen(
     // Ritz pairs of the projected matrix.
     const hm = new Float64Array(m * m);
     for (let i = 0; i < m; i++) for (let j = 0; j < m; j++) hm[i * m + j] = h[i * ncv + j]!;
-    const eig = symmetricEigenSmall(hm, m);
+    const eig = symEigenJacobi(hm, m);
     ritzVals = eig.values;
     ritzVecs = eig.vectors;
     order = Array.from({ length: m }, (_, i) => i).sort((a, b) =>

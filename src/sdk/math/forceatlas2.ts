@@ -9,7 +9,9 @@
  * region holding a single node applies the pair force to both nodes (so near pairs are pushed
  * twice), and regions split at their centre of mass, not their geometric centre.
  */
+
 import type { SparseMatrix } from "../data/arrays.js";
+import { grown, TreeCells } from "./tree-cells.js";
 
 /** Options of `forceAtlas2`. */
 export interface ForceAtlas2Options {
@@ -34,14 +36,8 @@ export interface ForceAtlas2Options {
 }
 
 /** Barnes-Hut regions over a permutation of the nodes, rebuilt every iteration. */
-class Regions {
+class Regions extends TreeCells {
   perm: Int32Array;
-  size = 0;
-  cap = 0;
-  start = new Int32Array(0);
-  end = new Int32Array(0);
-  firstChild = new Int32Array(0);
-  nChild = new Int32Array(0);
   mass = new Float64Array(0);
   cx = new Float64Array(0);
   cy = new Float64Array(0);
@@ -49,39 +45,20 @@ class Regions {
   private scratch: Int32Array;
 
   constructor(n: number) {
+    super();
     this.perm = new Int32Array(n);
     this.scratch = new Int32Array(n);
   }
 
+  protected growFields(cap: number): void {
+    this.mass = grown(this.mass, cap);
+    this.cx = grown(this.cx, cap);
+    this.cy = grown(this.cy, cap);
+    this.extent = grown(this.extent, cap);
+  }
+
   private newRegion(a: number, b: number): number {
-    if (this.size >= this.cap) {
-      const cap = Math.max(64, this.cap * 2);
-      const gi = (x: Int32Array) => {
-        const y = new Int32Array(cap);
-        y.set(x);
-        return y;
-      };
-      const gf = (x: Float64Array) => {
-        const y = new Float64Array(cap);
-        y.set(x);
-        return y;
-      };
-      this.start = gi(this.start);
-      this.end = gi(this.end);
-      this.firstChild = gi(this.firstChild);
-      this.nChild = gi(this.nChild);
-      this.mass = gf(this.mass);
-      this.cx = gf(this.cx);
-      this.cy = gf(this.cy);
-      this.extent = gf(this.extent);
-      this.cap = cap;
-    }
-    const r = this.size++;
-    this.start[r] = a;
-    this.end[r] = b;
-    this.firstChild[r] = -1;
-    this.nChild[r] = 0;
-    return r;
+    return this.allocCell(a, b);
   }
 
   build(x: Float64Array, y: Float64Array, mass: Float64Array): void {

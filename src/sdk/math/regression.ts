@@ -9,6 +9,7 @@
  * the fit never densifies Y; only the residuals, which are dense by nature, are.
  */
 import { allocArray, type Matrix, type SparseMatrix, type TypedArray } from "../data/arrays.js";
+import { symEigenJacobi } from "./linalg.js";
 import { switchCompression } from "./sparse.js";
 
 /** A row-major design matrix: `data[i * cols + k]` is regressor `k` of observation `i`. */
@@ -99,58 +100,6 @@ export function cholesky(a: Float64Array, p: number): Float64Array | null {
   return l;
 }
 
-/** Eigen-decomposition of a small symmetric matrix by cyclic Jacobi rotations: values and column vectors. */
-export function symmetricEigen(a: Float64Array, p: number): { values: Float64Array; vectors: Float64Array } {
-  const m = Float64Array.from(a);
-  const v = new Float64Array(p * p);
-  for (let i = 0; i < p; i++) v[i * p + i] = 1;
-  for (let sweep = 0; sweep < 100; sweep++) {
-    let off = 0;
-    let total = 0;
-    for (let i = 0; i < p; i++) {
-      for (let j = 0; j < p; j++) {
-        const x = m[i * p + j]! * m[i * p + j]!;
-        total += x;
-        if (i !== j) off += x;
-      }
-    }
-    if (off <= total * 1e-30 || off === 0) break;
-    for (let r = 0; r < p - 1; r++) {
-      for (let c = r + 1; c < p; c++) {
-        const arc = m[r * p + c]!;
-        if (arc === 0) continue;
-        const arr = m[r * p + r]!;
-        const acc = m[c * p + c]!;
-        const theta = (acc - arr) / (2 * arc);
-        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const cs = 1 / Math.sqrt(t * t + 1);
-        const sn = t * cs;
-        for (let k = 0; k < p; k++) {
-          const mkr = m[k * p + r]!;
-          const mkc = m[k * p + c]!;
-          m[k * p + r] = cs * mkr - sn * mkc;
-          m[k * p + c] = sn * mkr + cs * mkc;
-        }
-        for (let k = 0; k < p; k++) {
-          const mrk = m[r * p + k]!;
-          const mck = m[c * p + k]!;
-          m[r * p + k] = cs * mrk - sn * mck;
-          m[c * p + k] = sn * mrk + cs * mck;
-        }
-        for (let k = 0; k < p; k++) {
-          const vkr = v[k * p + r]!;
-          const vkc = v[k * p + c]!;
-          v[k * p + r] = cs * vkr - sn * vkc;
-          v[k * p + c] = sn * vkr + cs * vkc;
-        }
-      }
-    }
-  }
-  const values = new Float64Array(p);
-  for (let i = 0; i < p; i++) values[i] = m[i * p + i]!;
-  return { values, vectors: v };
-}
-
 /**
  * The inverse of a symmetric positive semi-definite matrix (p × p): by Cholesky when it is regular,
  * else its pseudo-inverse (eigenvalues below 1e-12 of the largest are dropped) with `singular: true`.
@@ -175,7 +124,7 @@ export function invertSymmetric(a: Float64Array, p: number): { inverse: Float64A
     }
     return { inverse: inv, singular: false };
   }
-  const { values, vectors } = symmetricEigen(a, p);
+  const { values, vectors } = symEigenJacobi(a, p);
   let maxEig = 0;
   for (const e of values) maxEig = Math.max(maxEig, Math.abs(e));
   const cut = maxEig * 1e-12;

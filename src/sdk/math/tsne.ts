@@ -12,6 +12,7 @@
  */
 import { lanczosTopEigen } from "./eigen.js";
 import { Rng } from "./rng.js";
+import { grown, TreeCells } from "./tree-cells.js";
 
 /** Options of `tsne`. */
 export interface TsneOptions {
@@ -289,7 +290,7 @@ const KEY_BITS = 16;
  * siblings adjacent. Traversals then touch memory mostly in order, which matters more in JS than
  * the tree's asymptotics.
  */
-class MortonTree {
+class MortonTree extends TreeCells {
   n = 0;
   keys = new Uint32Array(0);
   tmpKeys = new Uint32Array(0);
@@ -299,13 +300,7 @@ class MortonTree {
   /** Sorted coordinates and original index of each sorted point. */
   sx = new Float64Array(0);
   sy = new Float64Array(0);
-  // Cells.
-  cap = 0;
-  size = 0;
-  start = new Int32Array(0);
-  end = new Int32Array(0);
-  firstChild = new Int32Array(0);
-  nChild = new Int32Array(0);
+  // Cells (the index fields are TreeCells').
   mx = new Float64Array(0);
   my = new Float64Array(0);
   width = new Float64Array(0);
@@ -320,33 +315,14 @@ class MortonTree {
     this.sy = new Float64Array(n);
   }
 
+  protected growFields(cap: number): void {
+    this.mx = grown(this.mx, cap);
+    this.my = grown(this.my, cap);
+    this.width = grown(this.width, cap);
+  }
+
   private newCell(a: number, b: number, w: number): number {
-    if (this.size >= this.cap) {
-      const cap = Math.max(64, this.cap * 2);
-      const gi = (x: Int32Array) => {
-        const y = new Int32Array(cap);
-        y.set(x);
-        return y;
-      };
-      const gf = (x: Float64Array) => {
-        const y = new Float64Array(cap);
-        y.set(x);
-        return y;
-      };
-      this.start = gi(this.start);
-      this.end = gi(this.end);
-      this.firstChild = gi(this.firstChild);
-      this.nChild = gi(this.nChild);
-      this.mx = gf(this.mx);
-      this.my = gf(this.my);
-      this.width = gf(this.width);
-      this.cap = cap;
-    }
-    const c = this.size++;
-    this.start[c] = a;
-    this.end[c] = b;
-    this.firstChild[c] = -1;
-    this.nChild[c] = 0;
+    const c = this.allocCell(a, b);
     let sx = 0;
     let sy = 0;
     for (let i = a; i < b; i++) {
