@@ -1,6 +1,6 @@
 /** Nearest point of each label, against a brute-force search written here. */
 import { describe, expect, it } from "vitest";
-import { kdNearest, nearestByLabel } from "../../../src/sdk/math/nearest-label.js";
+import { nearestByLabel } from "../../../src/sdk/math/nearest-label.js";
 import { Rng } from "../../../src/sdk/math/rng.js";
 import { buildKdTree, kdKnnSelf } from "../../../src/sdk/math/spatial/kdtree.js";
 
@@ -19,26 +19,6 @@ function brute(xy: Float64Array, n: number, labels: Int32Array, L: number): Floa
 }
 
 describe("nearest point of each label", () => {
-  it("kdNearest equals brute force, with and without an excluded point", () => {
-    const rng = new Rng(1);
-    const n = 700;
-    const xy = Float64Array.from({ length: 2 * n }, () => rng.uniform(0, 100));
-    const t = buildKdTree(xy, n, 2);
-    const d2 = new Float64Array(1);
-    for (let q = 0; q < 50; q++) {
-      const p = [rng.uniform(-10, 110), rng.uniform(-10, 110)];
-      let best = Number.POSITIVE_INFINITY;
-      for (let j = 0; j < n; j++)
-        best = Math.min(best, (p[0]! - xy[2 * j]!) ** 2 + (p[1]! - xy[2 * j + 1]!) ** 2);
-      const id = kdNearest(t, p, 0, -1, d2);
-      expect(d2[0]).toBe(best);
-      expect((p[0]! - xy[2 * id]!) ** 2 + (p[1]! - xy[2 * id + 1]!) ** 2).toBe(best);
-      const self = kdNearest(t, xy, 2 * q, q, d2);
-      expect(self).not.toBe(q);
-      expect(d2[0]).toBeGreaterThan(0);
-    }
-  });
-
   it("nearestByLabel equals brute force, with rare labels beyond the neighbour lists and unlabelled cells", () => {
     const rng = new Rng(2);
     const n = 900;
