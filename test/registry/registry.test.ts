@@ -39,7 +39,14 @@ const paramsError = (fn: () => unknown): ParamsError => {
 
 describe("loading", () => {
   it("loads the built-in plugin by default and reports library versions", async () => {
-    expect(configuredPlugins({})).toEqual(["tessera", "scanpy", "squidpy", "plots", "spatialdata-io"]);
+    expect(configuredPlugins({})).toEqual([
+      "tessera",
+      "scanpy",
+      "squidpy",
+      "plots",
+      "spatialdata-io",
+      "spatial",
+    ]);
     expect(configuredPlugins({ TESSERA_PLUGINS: " tessera, testkit ," })).toEqual(["tessera", "testkit"]);
     const prev = process.env.TESSERA_PLUGINS;
     delete process.env.TESSERA_PLUGINS;
@@ -50,12 +57,21 @@ describe("loading", () => {
         scanpy: SCANPY_PLUGIN_VERSION,
         squidpy: SQUIDPY_PLUGIN_VERSION,
         "tessera-plots": TESSERA_VERSION,
+        "tessera-spatial": TESSERA_VERSION,
       });
       const keys = r.list().map((e) => e.key);
       expect(keys.filter((k) => !/^(sc|gr|tl|pl)\./.test(k))).toEqual([
         "custom.annotate_cells",
+        "custom.cellular_neighborhoods",
         "custom.describe",
+        "custom.identify_regions_leiden",
+        "custom.identify_tmas",
+        "custom.infiltration_profile",
         "custom.obs_values",
+        "custom.proximity_test",
+        "custom.region_boundary",
+        "custom.region_composition",
+        "custom.region_feature_kruskal",
         "custom.rename_categories",
         "custom.rename_obs_column",
         "custom.set_category_colors",
