@@ -46,9 +46,9 @@ const PLOT_NEXT: Record<PlotStatus, readonly PlotStatus[]> = {
 /** An entry of either list, tagged with the list it is in. */
 export type AnyEntry = { list: "history"; entry: HistEntry } | { list: "plots"; entry: PlotEntry };
 
-/** Whether a descriptor is a plot (`pl` namespace). */
+/** Whether a descriptor is a plot (`pl` namespace, or scanpy's `sc.pl`; either is recorded as `pl`). */
 export function isPlotDescriptor(d: Pick<Descriptor, "namespace">): boolean {
-  return d.namespace === "pl";
+  return d.namespace === "pl" || d.namespace === "sc.pl";
 }
 
 /** Find a history entry or a plot by id. */
