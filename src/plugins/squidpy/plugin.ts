@@ -13,5 +13,12 @@ export const plugin = definePlugin({
   name: "squidpy",
   version: SQUIDPY_PLUGIN_VERSION,
   namespace: "gr",
-  modules: ["./spatial-neighbors.js", "./autocorr.js", "./nhood.js", "./co-occurrence.js", "./ripley.js"],
+  modules: [
+    "./spatial-neighbors.js",
+    "./autocorr.js",
+    "./nhood.js",
+    "./co-occurrence.js",
+    "./ripley.js",
+    "./ligrec.js",
+  ],
 });
