@@ -58,7 +58,7 @@ export interface RegistryOptions {
 }
 
 /** Plugins enabled when configuration names none: the service's own and scanpy's operations. */
-export const DEFAULT_PLUGINS = ["tessera", "scanpy", "squidpy", "spatial"];
+export const DEFAULT_PLUGINS = ["tessera", "scanpy", "squidpy", "plots", "spatial"];
 
 /**
  * The plugins a configured list means. A list that names none of the {@link DEFAULT_PLUGINS} adds to
@@ -193,14 +193,17 @@ export class Registry {
     return [...this.entries.values()];
   }
 
-  /** The entry of `key`, or undefined. */
+  /**
+   * The entry of `key`, or undefined. A plot entry records namespace `pl` (service-spec PlotEntry),
+   * so `pl.<f>` also finds scanpy's `sc.pl.<f>` (no squidpy plot shares a scanpy plot's name).
+   */
   get(key: string): FunctionEntry | undefined {
-    return this.entries.get(key);
+    return this.entries.get(key) ?? (key.startsWith("pl.") ? this.entries.get(`sc.${key}`) : undefined);
   }
 
   /** The entry of `key`, or an `unknown function <key>` error. */
   require(key: string): FunctionEntry {
-    const e = this.entries.get(key);
+    const e = this.get(key);
     if (!e) throw new Error(`unknown function ${key}`);
     return e;
   }
