@@ -12,7 +12,7 @@ import {
   set_category_colors,
 } from "../../src/plugins/tessera/custom.js";
 import { DEFAULT_20 } from "../../src/plugins/tessera/palette.js";
-import { open_data } from "../../src/plugins/tessera/read.js";
+import { open_data, read_data } from "../../src/plugins/tessera/read.js";
 import type { Categorical, DenseArray, StringArray } from "../../src/sdk/data/arrays.js";
 import { applyChange } from "../../src/sdk/data/change.js";
 import { columnValue } from "../../src/sdk/data/dataframe.js";
@@ -325,12 +325,14 @@ describe("custom.describe", () => {
   });
 });
 
-describe("read.open_data", () => {
-  it("opens a SpatialData store", async () => {
-    const { ctx, logs } = testContext();
-    const out = await open_data(sd, { path: fixture("vitessce-sdata-blobs-0.7/blobs.sdata.zarr") }, ctx);
-    expect(Object.keys(out.tables).sort()).toEqual(["table", "table_points"]);
-    expect(Object.keys(out.images).sort()).toEqual(["blobs_image", "blobs_multiscale_image"]);
-    expect(logs[0]).toMatch(/as spatialdata-zarr$/);
+describe("read.read_data (and its alias read.open_data)", () => {
+  it("opens a SpatialData store, under either name", async () => {
+    for (const reader of [read_data, open_data]) {
+      const { ctx, logs } = testContext();
+      const out = await reader(sd, { path: fixture("vitessce-sdata-blobs-0.7/blobs.sdata.zarr") }, ctx);
+      expect(Object.keys(out.tables).sort()).toEqual(["table", "table_points"]);
+      expect(Object.keys(out.images).sort()).toEqual(["blobs_image", "blobs_multiscale_image"]);
+      expect(logs[0]).toMatch(/as spatialdata-zarr$/);
+    }
   });
 });

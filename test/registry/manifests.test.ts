@@ -50,10 +50,13 @@ describe("tessera manifest", () => {
       "custom.annotate_cells:compute",
       "custom.obs_values:extract",
       "custom.describe:extract",
+      "read.read_data:read",
       "read.open_data:read",
     ]);
     expect(fn(m, "annotate_cells")).toMatchObject({ module: "./custom.js", export: "annotate_cells" });
-    expect(fn(m, "open_data").module).toBe("./read.js");
+    expect(fn(m, "read_data").module).toBe("./read.js");
+    // One reader under two names: open_data is an alias of read_data, with the same params.
+    expect(fn(m, "open_data").json_schema).toEqual(fn(m, "read_data").json_schema);
   });
 
   it("takes the summary from the first sentence of the TSDoc", () => {

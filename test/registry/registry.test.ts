@@ -76,6 +76,7 @@ describe("loading", () => {
         "custom.rename_obs_column",
         "custom.set_category_colors",
         "read.open_data",
+        "read.read_data",
       ]);
       expect(keys).toEqual(
         expect.arrayContaining([
@@ -367,7 +368,7 @@ describe("startup", () => {
       functions: number;
       tsLoaded: boolean;
     };
-    expect(functions).toBe(15);
+    expect(functions).toBe(16);
     expect(tsLoaded).toBe(false);
     expect(ms).toBeLessThan(2000);
   });

@@ -17,18 +17,29 @@ export interface ReadDataParams {
   path: string;
 }
 
-/** Open any readable input as a SpatialData object. */
+/**
+ * Open any readable input as a SpatialData object, logging the format found and any warnings: the one
+ * reader behind the built-in `read.read_data` and the tessera plugin's `read.read_data`/`read.open_data`.
+ */
+export async function readAnyInput(
+  path: string,
+  ctx: Pick<OpContext, "progress" | "log">,
+): Promise<SpatialData> {
+  ctx.progress(0, `opening ${path}`);
+  const { sdata, warnings, format } = await openData(path);
+  ctx.log(`read ${path} as ${format}`);
+  for (const w of warnings) ctx.log(`warning: ${w}`);
+  ctx.progress(1, "read");
+  return sdata;
+}
+
+/** Open any readable input as a SpatialData object (the built-in `read.read_data`). */
 export async function read_data(
   _sd: SpatialData,
   params: ReadDataParams,
   ctx: OpContext,
 ): Promise<SpatialData> {
-  ctx.progress(0, `opening ${params.path}`);
-  const { sdata, warnings, format } = await openData(params.path);
-  ctx.log(`read ${params.path} as ${format}`);
-  for (const w of warnings) ctx.log(`warning: ${w}`);
-  ctx.progress(1, "read");
-  return sdata;
+  return readAnyInput(params.path, ctx);
 }
 
 /** The registry entry of the built-in reader. */
