@@ -86,4 +86,31 @@ describe("spatial region recipes end to end (Xenium)", () => {
       expect(q[i]!).toBeGreaterThanOrEqual(p[i]!);
     }
   });
+
+  it("proximity, margin, infiltration and TMA cores run as jobs on the same data", async () => {
+    const s = await t.open("xenium");
+    for (const [key, params] of [
+      ["sc.pp.normalize_total", {}],
+      ["sc.pp.log1p", {}],
+      ["sc.pp.pca", { n_comps: 20 }],
+      ["sc.pp.neighbors", { n_neighbors: 10 }],
+      ["sc.tl.leiden", { resolution: 0.5, key_added: "cell_type" }],
+      ["custom.proximity_test", { cluster_key: "cell_type", n_perm: 50 }],
+      ["custom.region_boundary", { cell_type_key: "cell_type", region_types: ["0"], method: "soft" }],
+      ["custom.infiltration_profile", { cell_type_key: "cell_type", bins: 10 }],
+      ["custom.identify_tmas", { nrows: 1, ncols: 1 }],
+    ] as const) {
+      const o = await s.run(key, params);
+      expect(o.error ?? o.status, key).toBe("completed");
+    }
+    const table = Object.values(s.session.data.tables)[0]!;
+    const z = unsGet(table.uns, "cell_type_proximity/zscore") as DataFrame;
+    expect(z.columnOrder.length).toBe(z.index.values.length);
+    const dist = (table.obs.columns.region_boundary_distance as { data: Float64Array }).data;
+    expect(dist.some((d) => d > 0) && dist.some((d) => d < 0)).toBe(true);
+    const nCells = unsGet(table.uns, "infiltration_profile/n_cells") as { data: Float64Array };
+    expect(nCells.data.reduce((a, b) => a + b, 0)).toBe(dist.length);
+    const core = table.obs.columns.tma_core as Categorical;
+    expect(core.codes.every((c) => c === 0)).toBe(true); // one core asked for: every cell in A-1
+  });
 });

@@ -11,5 +11,12 @@ export const plugin = definePlugin({
   name: "tessera-spatial",
   version: TESSERA_VERSION,
   namespace: "custom",
-  modules: ["./regions.js", "./composition.js", "./region-kruskal.js", "./proximity.js"],
+  modules: [
+    "./regions.js",
+    "./composition.js",
+    "./region-kruskal.js",
+    "./proximity.js",
+    "./boundary.js",
+    "./tma.js",
+  ],
 });
