@@ -58,7 +58,7 @@ export interface RegistryOptions {
 }
 
 /** Plugins enabled when configuration names none: the service's own and scanpy's operations. */
-export const DEFAULT_PLUGINS = ["tessera", "scanpy", "squidpy", "plots", "spatial"];
+export const DEFAULT_PLUGINS = ["tessera", "scanpy", "squidpy", "plots", "spatialdata-io", "spatial"];
 
 /**
  * The plugins a configured list means. A list that names none of the {@link DEFAULT_PLUGINS} adds to

@@ -58,6 +58,7 @@ describe("loading", () => {
         squidpy: SQUIDPY_PLUGIN_VERSION,
         "tessera-plots": TESSERA_VERSION,
         "tessera-spatial": TESSERA_VERSION,
+        "spatialdata-io": TESSERA_VERSION,
       });
       const keys = r.list().map((e) => e.key);
       expect(keys.filter((k) => !/^(sc|gr|tl|pl)\./.test(k))).toEqual([
@@ -75,8 +76,14 @@ describe("loading", () => {
         "custom.rename_categories",
         "custom.rename_obs_column",
         "custom.set_category_colors",
+        "io.read_10x_h5",
+        "io.read_10x_mtx",
+        "io.read_zarr",
+        "io.visium",
+        "io.xenium",
         "read.open_data",
         "read.read_data",
+        "read.visium",
       ]);
       expect(keys).toEqual(
         expect.arrayContaining([

@@ -62,10 +62,6 @@ export async function openData(location: string): Promise<OpenResult> {
     const r = await vendor.read(location);
     return { sdata: r.sdata, warnings: r.warnings, format: r.sdata.source?.format ?? vendor.key };
   }
-  if (isDir && !ZARR_ROOT_FILES.some((f) => existsSync(join(location, f))))
-    throw new DataError(
-      `${location}: not a recognised dataset (no zarr metadata, and no instrument reader matched; they looked for — ${lookedFor()})`,
-    );
   if (/\.h5$/i.test(location) && !isUrl) {
     const r = await readTenxH5File(location);
     return { sdata: r.sdata, warnings: r.warnings, format: "10x-h5" };
@@ -86,15 +82,33 @@ export async function openData(location: string): Promise<OpenResult> {
   }
 
   const store = await openStore(location);
-  const tree = await openZarr(store);
+  // A folder with no zarr metadata at its root that fails as a store: say what every reader looked for.
+  const noZarrRoot = isDir && !ZARR_ROOT_FILES.some((f) => existsSync(join(location, f)));
+  const notRecognised = (err: unknown) =>
+    noZarrRoot
+      ? new DataError(
+          `${location}: not a recognised dataset (no zarr metadata, and no instrument reader matched; they looked for — ${lookedFor()})`,
+          { cause: err },
+        )
+      : err;
+  let tree: Awaited<ReturnType<typeof openZarr>>;
+  let rootAttrs: Awaited<ReturnType<typeof tree.attrs>>;
+  let children: string[];
+  let sidecar: boolean;
+  try {
+    tree = await openZarr(store);
+    sidecar = await hasSidecar(tree);
+    rootAttrs = sidecar ? {} : await tree.attrs("");
+    children = sidecar ? [] : await tree.children("");
+  } catch (err) {
+    throw notRecognised(err);
+  }
   // Without consolidated metadata the AnnData reader lists groups from the tree's listing (no second walk).
   const listChildren = indexChildLister(tree);
-  if (await hasSidecar(tree)) {
+  if (sidecar) {
     const cp = await checkpointFromStore(store, tree, location);
     return { sdata: cp.sdata, warnings: cp.warnings, format: "checkpoint", appState: cp.appState };
   }
-  const rootAttrs = await tree.attrs("");
-  const children = await tree.children("");
   if (
     rootAttrs["encoding-type"] === "MuData" ||
     (children.includes("mod") && !isSpatialDataRoot(rootAttrs, children))

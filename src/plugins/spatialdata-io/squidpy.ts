@@ -1,0 +1,51 @@
+/** squidpy's reader names (namespace `read`): `visium`, `vizgen`, `nanostring`, over the same SDK readers. */
+import type { SpatialData } from "../../sdk/data/spatialdata.js";
+import { readVisium } from "../../sdk/io/vendors/visium/read.js";
+import type { OpContext } from "../../sdk/jobs/operation.js";
+import { finish, reportTo } from "./report.js";
+
+/** Params of squidpy's `read.visium`. */
+export interface SquidpyVisiumParams {
+  /**
+   * The Space Ranger output folder.
+   * @pathKind folder
+   * @maxLength 4096
+   */
+  path: string;
+  /**
+   * Count matrix inside the folder (default `filtered_feature_bc_matrix.h5`).
+   * @pathKind either
+   * @maxLength 4096
+   */
+  counts_file?: string | null;
+  /**
+   * Library id naming the spots and coordinate systems (default the folder's name).
+   * @maxLength 256
+   */
+  library_id?: string | null;
+  /**
+   * Open the hires and lowres tissue images.
+   * @default true
+   */
+  load_images?: boolean;
+}
+
+/** Read a Visium Space Ranger folder (squidpy's `read.visium`; the same reader as `io.visium`). */
+export async function visium(
+  _sd: SpatialData,
+  params: SquidpyVisiumParams,
+  ctx: OpContext,
+): Promise<SpatialData> {
+  return finish(
+    await readVisium(
+      params.path,
+      {
+        dataset_id: params.library_id ?? null,
+        counts_file: params.counts_file ?? null,
+        ...(params.load_images !== undefined ? { load_images: params.load_images } : {}),
+      },
+      reportTo(ctx),
+    ),
+    ctx,
+  );
+}
