@@ -195,17 +195,21 @@ function rowsFromDense(
   const indices = new Int32Array(n * k);
   const dist = new Float64Array(n * k);
   let w = 0;
-  const order = new Int32Array(k);
   for (let i = 0; i < n; i++) {
-    let c = 0;
+    const start = w;
     for (let j = 0; j < k; j++) {
       const col = nbr[i * k + j] as number;
-      if (col >= 0 && keep(dists[i * k + j] as number)) order[c++] = i * k + j;
-    }
-    const sorted = Array.from(order.subarray(0, c)).sort((a, b) => (nbr[a] as number) - (nbr[b] as number));
-    for (const x of sorted) {
-      indices[w] = nbr[x] as number;
-      dist[w++] = dists[x] as number;
+      const d = dists[i * k + j] as number;
+      if (col < 0 || !keep(d)) continue;
+      // Insertion by column: k is small (a handful of neighbours).
+      let p = w++;
+      while (p > start && (indices[p - 1] as number) > col) {
+        indices[p] = indices[p - 1] as number;
+        dist[p] = dist[p - 1] as number;
+        p--;
+      }
+      indices[p] = col;
+      dist[p] = d;
     }
     indptr[i + 1] = w;
   }
