@@ -16,5 +16,8 @@ export const plugin = definePlugin({
     { path: "./grouped.js", namespace: "sc.pl" },
     { path: "./rank.js", namespace: "sc.pl" },
     { path: "./preprocessing.js", namespace: "sc.pl" },
+    "./squidpy-graph.js",
+    "./squidpy-spatial.js",
+    "./squidpy-ligrec.js",
   ],
 });

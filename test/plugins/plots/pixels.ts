@@ -16,7 +16,16 @@ export function elementsOf(svg: string, tag: string, cls: string): Record<string
 
 /** The text contents of every `<text>` element. */
 export function textsOf(svg: string): string[] {
-  return [...svg.matchAll(/<text\b[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!.replace(/&amp;/g, "&"));
+  const entities: Record<string, string> = {
+    "&lt;": "<",
+    "&gt;": ">",
+    "&quot;": '"',
+    "&#39;": "'",
+    "&amp;": "&",
+  };
+  return [...svg.matchAll(/<text\b[^>]*>([^<]*)<\/text>/g)].map((m) =>
+    m[1]!.replace(/&(lt|gt|quot|#39|amp);/g, (e) => entities[e]!),
+  );
 }
 
 /** The RGB of the PNG pixel under SVG point (x, y) (the PNG is drawn at PLOT_DPI, 1 user unit = 1 pt). */

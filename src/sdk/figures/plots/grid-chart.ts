@@ -29,6 +29,8 @@ export interface GridChartSpec {
   values: ArrayLike<number>;
   /** Dot radii as a fraction (0–1) of half a cell; absent draws filled squares instead of dots. */
   radii?: ArrayLike<number>;
+  /** Dots (non-zero entries) outlined in red: squidpy's ligrec marks significant interactions so. */
+  highlight?: ArrayLike<number>;
   cmap: string;
   vmin?: number | null;
   vmax?: number | null;
@@ -88,13 +90,14 @@ export function gridChart(spec: GridChartSpec): string {
       const fill = colormapHex(spec.cmap, norm(v));
       if (spec.radii) {
         const f = spec.radii[r * nc + c]!;
+        const hl = spec.highlight ? spec.highlight[r * nc + c]! > 0 : false;
         if (f > 0)
           cells.push(
             circle(x + cell / 2, y + cell / 2, (f * cell) / 2, {
-              class: "dot",
+              class: hl ? "dot highlighted" : "dot",
               fill,
-              stroke: "#000",
-              "stroke-width": 0.3,
+              stroke: hl ? "#d62728" : "#000",
+              "stroke-width": hl ? 1.2 : 0.3,
             }),
           );
       } else {

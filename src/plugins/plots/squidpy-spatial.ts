@@ -1,0 +1,193 @@
+/**
+ * squidpy's `pl.co_occurrence` and `pl.ripley` (curves over distance per cluster, from
+ * `gr.co_occurrence` and `gr.ripley`) and `pl.spatial_scatter` (the cells at their spatial coordinates,
+ * y down as the tissue image is shown).
+ */
+import type { SpatialData } from "../../sdk/data/spatialdata.js";
+import { type LinePanel, lineChart, type Series } from "../../sdk/figures/plots/line-chart.js";
+import { scatterChart } from "../../sdk/figures/plots/scatter-chart.js";
+import type { OpContext, PlotResult } from "../../sdk/jobs/operation.js";
+import { asList, categoryColors, groupingRef, plotTable, ref } from "./access.js";
+import { coordinates, markerRadius, namedColor, type ScatterParams, scatterPanels } from "./embedding.js";
+import { plotResult } from "./finish.js";
+import { denseAt, frameAt, frameNumbers, frameStrings, numbers, unsEntry } from "./squidpy-access.js";
+
+/** Params of `co_occurrence`. */
+export interface CoOccurrencePlotParams {
+  /**
+   * Categorical obs column the co-occurrence was computed for.
+   * @widget obs_categorical
+   */
+  cluster_key: string;
+  /** Clusters to draw a panel for (default: every cluster). */
+  clusters?: string | string[] | null;
+}
+
+function dictEntry(v: unknown, key: string): never | undefined {
+  return v && typeof v === "object" && (v as { kind?: string }).kind === "dict"
+    ? ((v as { entries: Record<string, never> }).entries[key] as never)
+    : undefined;
+}
+
+/**
+ * Co-occurrence probability ratio of each cluster with the others over distance, a panel per
+ * cluster (squidpy's `pl.co_occurrence`).
+ * @peakMemory n_obs * 8
+ */
+export async function co_occurrence(
+  sd: SpatialData,
+  params: CoOccurrencePlotParams,
+  ctx: OpContext,
+): Promise<PlotResult> {
+  const op = "pl.co_occurrence";
+  const t = plotTable(sd, ctx, op);
+  const key = `${params.cluster_key}_co_occurrence`;
+  const node = unsEntry(t, key);
+  const occ = denseAt(dictEntry(node, "occ"), `uns["${key}"]["occ"]`, op, "gr.co_occurrence");
+  const interval = numbers(
+    denseAt(dictEntry(node, "interval"), `uns["${key}"]["interval"]`, op, "gr.co_occurrence"),
+  );
+  const g = groupingRef(t, ctx, params.cluster_key, op);
+  const k = g.categories.length;
+  const l = interval.length - 1;
+  if (occ.shape[0] !== k || occ.shape[1] !== k || occ.shape[2] !== l)
+    throw new Error(
+      `${op}: uns["${key}"]["occ"] is ${occ.shape.join(" × ")}, not ${k} × ${k} × ${l}; run gr.co_occurrence again`,
+    );
+  const chosen = asList(params.clusters);
+  const unknown = chosen.filter((c) => !g.categories.includes(c));
+  if (unknown.length)
+    throw new Error(`${op}: clusters ${unknown.join(", ")} are not categories of "${params.cluster_key}"`);
+  const shown = chosen.length ? chosen : g.categories;
+  const cc = categoryColors(t, ctx, params.cluster_key, g.categories);
+  const d = numbers(occ);
+  const x = interval.subarray(1);
+  const panels: LinePanel[] = shown.map((c) => {
+    const a = g.categories.indexOf(c);
+    const series: Series[] = g.categories.map((other, b) => ({
+      label: other,
+      color: cc.colors[b]!,
+      x,
+      y: d.subarray((a * k + b) * l, (a * k + b + 1) * l),
+    }));
+    return { title: c, series, xLabel: "distance", yLabel: `p(exp|${c})/p(exp)` };
+  });
+  const svg = lineChart({
+    panels,
+    legend: g.categories.map((c, i) => ({ label: c, color: cc.colors[i]! })),
+    legendTitle: params.cluster_key,
+  });
+  return plotResult(svg, [ref(ctx, "uns", key), ...g.references, ...cc.references], op);
+}
+
+/** Params of `ripley`. */
+export interface RipleyPlotParams {
+  /**
+   * Categorical obs column Ripley's statistic was computed for.
+   * @widget obs_categorical
+   */
+  cluster_key: string;
+  /**
+   * Which statistic: F, G or L (the one `gr.ripley` computed).
+   * @default "F"
+   */
+  mode?: "F" | "G" | "L";
+  /** Draw the envelope of the simulated Poisson processes. @default true */
+  plot_sims?: boolean;
+}
+
+/**
+ * Ripley's F, G or L of each cluster over distance, with the simulations' envelope (squidpy's `pl.ripley`).
+ * @peakMemory n_obs * 8
+ */
+export async function ripley(sd: SpatialData, params: RipleyPlotParams, ctx: OpContext): Promise<PlotResult> {
+  const op = "pl.ripley";
+  const mode = params.mode ?? "F";
+  const t = plotTable(sd, ctx, op);
+  const key = `${params.cluster_key}_ripley_${mode}`;
+  const node = unsEntry(t, key);
+  const writer = `gr.ripley (mode "${mode}")`;
+  const stat = frameAt(dictEntry(node, `${mode}_stat`), `uns["${key}"]["${mode}_stat"]`, op, writer);
+  const g = groupingRef(t, ctx, params.cluster_key, op);
+  const cc = categoryColors(t, ctx, params.cluster_key, g.categories);
+  const bins = frameNumbers(stat, "bins");
+  const values = frameNumbers(stat, "stats");
+  const labels = frameStrings(stat, params.cluster_key);
+  const series: Series[] = [];
+  if (params.plot_sims ?? true) {
+    const sims = frameAt(dictEntry(node, "sims_stat"), `uns["${key}"]["sims_stat"]`, op, writer);
+    const sb = frameNumbers(sims, "bins");
+    const sv = frameNumbers(sims, "stats");
+    const byBin = new Map<number, number[]>();
+    sb.forEach((b, i) => {
+      const list = byBin.get(b) ?? [];
+      list.push(sv[i]!);
+      byBin.set(b, list);
+    });
+    const xs = [...byBin.keys()].sort((a, b) => a - b);
+    const lo = xs.map((b) => Math.min(...byBin.get(b)!));
+    const hi = xs.map((b) => Math.max(...byBin.get(b)!));
+    const mean = xs.map((b) => byBin.get(b)!.reduce((s, v) => s + v, 0) / byBin.get(b)!.length);
+    series.push({ label: "simulations", color: "#808080", x: xs, y: mean, band: { lo, hi } });
+  }
+  for (const [ci, c] of g.categories.entries()) {
+    const idx = labels.flatMap((l, i) => (l === c ? [i] : []));
+    if (!idx.length) continue;
+    series.push({
+      label: c,
+      color: cc.colors[ci]!,
+      x: idx.map((i) => bins[i]!),
+      y: idx.map((i) => values[i]!),
+    });
+  }
+  const svg = lineChart({
+    panels: [{ title: `Ripley's ${mode}`, series, xLabel: "bins", yLabel: "value" }],
+    legend: series.map((s) => ({ label: s.label, color: s.color })),
+    legendTitle: params.cluster_key,
+  });
+  return plotResult(svg, [ref(ctx, "uns", key), ...g.references, ...cc.references], op);
+}
+
+/** Params of `spatial_scatter`. */
+export interface SpatialScatterParams extends ScatterParams {
+  /**
+   * obsm key of the spatial coordinates.
+   * @widget obsm_key
+   * @default "spatial"
+   */
+  spatial_key?: string;
+}
+
+/**
+ * The cells at their spatial coordinates, coloured by obs columns or genes (squidpy's
+ * `pl.spatial_scatter`, without the tissue image: a snapshot of a spatial display draws images).
+ * @peakMemory 4 * n_obs * 8 + 4 * n_obs * 4
+ */
+export async function spatial_scatter(
+  sd: SpatialData,
+  params: SpatialScatterParams,
+  ctx: OpContext,
+): Promise<PlotResult> {
+  const op = "pl.spatial_scatter";
+  const t = plotTable(sd, ctx, op);
+  const key = params.spatial_key ?? "spatial";
+  if (!t.obsm[key])
+    throw new Error(`${op}: no obsm "${key}" (obsm: ${Object.keys(t.obsm).join(", ") || "none"})`);
+  const { x, y } = coordinates(t, key, "1,2", op);
+  const { panels, references } = await scatterPanels(t, ctx, params, op);
+  const svg = await scatterChart({
+    x,
+    y,
+    panels,
+    radius: markerRadius(params.size, x.length),
+    alpha: params.alpha ?? undefined,
+    ncols: params.ncols ?? 4,
+    equalAspect: true,
+    invertY: true,
+    axes: params.frameon !== false,
+    xLabel: "spatial1",
+    yLabel: "spatial2",
+    naColor: namedColor(params.na_color ?? "lightgray", `${op}: na_color`),
+  });
+  return plotResult(svg, [ref(ctx, "obsm", key), ...references], op);
+}
