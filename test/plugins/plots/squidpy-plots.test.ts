@@ -39,7 +39,10 @@ const clusters = () => {
   return c.categories.values.map(String);
 };
 const uns = (k: string) =>
-  table().uns.entries[k] as { kind: string; entries: Record<string, { data: ArrayLike<number> }> } & {
+  table().uns.entries[k] as unknown as {
+    kind: string;
+    entries: Record<string, { data: ArrayLike<number> }>;
+  } & {
     data: ArrayLike<number>;
   };
 
