@@ -18,5 +18,6 @@ export const plugin = definePlugin({
     "./proximity.js",
     "./boundary.js",
     "./tma.js",
+    { path: "./im.js", namespace: "im" },
   ],
 });
