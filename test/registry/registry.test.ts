@@ -76,6 +76,7 @@ describe("loading", () => {
         "custom.rename_categories",
         "custom.rename_obs_column",
         "custom.set_category_colors",
+        "im.calculate_image_features",
         "io.read_10x_h5",
         "io.read_10x_mtx",
         "io.read_zarr",
