@@ -89,7 +89,7 @@ export async function imageLayer(
     }
     await Promise.all(jobs);
     const png = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
-      .png({ compressionLevel: 6 })
+      .png({ compressionLevel: 1 })
       .toBuffer();
     const m = compose(frame.worldToPx, compose(toWorld, [1, 0, x0, 0, 1, y0]));
     const href = `data:image/png;base64,${png.toString("base64")}`;

@@ -86,7 +86,7 @@ function blend(d: Uint8Array, o: number, r: number, g: number, b: number, a: num
 /** The raster as PNG bytes. */
 export async function rasterToPng(img: RgbaRaster): Promise<Uint8Array> {
   const b = await sharp(img.data, { raw: { width: img.width, height: img.height, channels: 4 } })
-    .png({ compressionLevel: 6 })
+    .png({ compressionLevel: 1 })
     .toBuffer();
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }

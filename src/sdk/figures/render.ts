@@ -26,6 +26,7 @@ import type { DisplaySpec } from "../io/checkpoint/app-state.js";
 import { apply, type FigureFrame, figureFrame } from "./frame.js";
 import { imageLayer } from "./image-layer.js";
 import { colorBar, niceScaleLength, scaleBar, swatches } from "./legend.js";
+import { type Marker, markerGroup } from "./pdf-markers.js";
 import { drawMarker, newRaster, POINT_VECTOR_CAP, rasterToPng } from "./raster-points.js";
 import type { RenderSource } from "./render-source.js";
 import { el, group, image, line, num, path, rect, svgDocument, text } from "./svg.js";
@@ -258,20 +259,19 @@ export async function renderDisplay(source: RenderSource, req: RenderRequest): P
       }
       layers.push(image(0, 0, W, H, await rasterToPng(img), { class: "cells-raster" }));
     } else {
-      const marks: string[] = [];
+      const marks: Marker[] = [];
       for (const i of inView) {
         const o = i * 4;
-        const px = m[0] * xs[i]! + m[2];
-        const py = m[4] * ys[i]! + m[5];
-        const fill = `rgb(${rgba[o]},${rgba[o + 1]},${rgba[o + 2]})`;
-        const a = (rgba[o + 3]! / 255) * enc.opacity;
-        marks.push(
-          square
-            ? `<rect x="${num(px - radiusPx)}" y="${num(py - radiusPx)}" width="${num(2 * radiusPx)}" height="${num(2 * radiusPx)}" fill="${fill}"${a < 1 ? ` fill-opacity="${num(a)}"` : ""}/>`
-            : `<circle cx="${num(px)}" cy="${num(py)}" r="${num(radiusPx)}" fill="${fill}"${a < 1 ? ` fill-opacity="${num(a)}"` : ""}/>`,
-        );
+        marks.push({
+          shape: square ? "square" : "circle",
+          x: m[0] * xs[i]! + m[2],
+          y: m[4] * ys[i]! + m[5],
+          r: radiusPx,
+          rgb: [rgba[o]!, rgba[o + 1]!, rgba[o + 2]!],
+          opacity: (rgba[o + 3]! / 255) * enc.opacity,
+        });
       }
-      layers.push(group(marks, { class: "cells" }));
+      layers.push(markerGroup(marks, "cells"));
     }
   }
 
