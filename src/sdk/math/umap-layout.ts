@@ -16,7 +16,7 @@
  */
 import type { SparseMatrix } from "../data/arrays.js";
 import type { Rng } from "./rng.js";
-import { optimizeLayout, powTable, type SgdShared, sgdPart } from "./umap-sgd.js";
+import { optimizeLayout, sgdPart, sgdSetup } from "./umap-sgd.js";
 
 /** The curve parameters of UMAP's low-dimensional similarity 1 / (1 + a·d^(2b)). */
 export interface AbParams {
@@ -638,7 +638,8 @@ export interface OptimizeOptions extends LayoutHooks {
  * umap-learn's `optimize_layout_euclidean` (with `move_other`) on this thread: SGD over `nEpochs`
  * epochs on `embedding` (n × dim, row-major, updated in place). Edge i (head → tail) is sampled every
  * `epochsPerSample[i]` epochs, each sample followed by its due negative samples; gradients are
- * clipped to ±4. Deterministic for a seed. `optimizeLayout` (umap-sgd.ts) is the same on threads.
+ * clipped to ±4 (see umap-sgd.ts). Deterministic for a seed; `optimizeLayout` (umap-sgd.ts) is the
+ * same on threads, with the same result.
  */
 export function optimizeLayoutEuclidean(
   embedding: Float32Array | Float64Array,
@@ -649,36 +650,30 @@ export function optimizeLayoutEuclidean(
   nEpochs: number,
   opts: OptimizeOptions,
 ): void {
-  const n = embedding.length / dim;
   // Work in float32 like umap-learn (half the cache footprint of float64 at 100k+ cells).
   const Y = Float32Array.from(embedding);
-  const seeds = new Int32Array(4);
-  for (let w = 0; w < 4; w++) seeds[w] = opts.rng.uint32() | 0;
-  seeds[0] = seeds[0]! | 1;
-  const s: SgdShared = {
-    n,
-    dim,
-    nEpochs,
-    a: opts.a,
-    b: opts.b,
-    gamma: opts.gamma ?? 1,
-    initialAlpha: opts.initialAlpha ?? 1,
-    nsr: opts.negativeSampleRate ?? 5,
+  const words: number[] = [];
+  const s = sgdSetup(
     Y,
-    snap: new Float32Array(0),
-    delta: new Float32Array(0),
+    dim,
     head,
     tail,
     epochsPerSample,
-    rowStart: Int32Array.from([0, n]),
-    edgeStart: Int32Array.from([0, head.length]),
-    seeds,
-    table: powTable(opts.b),
-    ctrl: new Int32Array(3),
-  };
+    nEpochs,
+    { ...opts, seed: seedWords(opts.rng, words) },
+    false,
+  );
   sgdPart(0, 1, s, () => opts.signal?.aborted ?? false, opts.onProgress ?? null);
   opts.signal?.throwIfAborted();
   embedding.set(Y);
+}
+
+/** Seed words for the SGD's blocks, drawn from `rng` in order as they are asked for. */
+function seedWords(rng: Rng, words: number[]): (w: number) => number {
+  return (w) => {
+    while (words.length <= w) words.push(rng.uint32());
+    return words[w]!;
+  };
 }
 
 /** Options of {@link umapLayout}. */
@@ -814,7 +809,7 @@ export function umapLayout(graph: SparseMatrix, opts: UmapLayoutOptions): Float3
 
 /**
  * `umapLayout` with the SGD on up to `threads` threads (`optimizeLayout` in umap-sgd.ts): the same
- * seed and thread count give the same layout; one thread gives `umapLayout`'s.
+ * layout as `umapLayout`'s for the same seed, whatever the thread count.
  */
 export async function umapLayoutAsync(
   graph: SparseMatrix,
@@ -825,13 +820,9 @@ export async function umapLayoutAsync(
   if (!sgd) return embedding;
   const { head, tail, epochsPerSample, nEpochs } = sgd;
   const o = sgdOptions(opts);
-  const words: number[] = [];
   await optimizeLayout(embedding, opts.nComponents, head, tail, epochsPerSample, nEpochs, threads, {
     ...o,
-    seed: (w) => {
-      while (words.length <= w) words.push(o.rng.uint32());
-      return words[w]!;
-    },
+    seed: seedWords(o.rng, []),
   });
   return embedding;
 }

@@ -1,15 +1,16 @@
 /**
  * UMAP's stochastic gradient descent (umap-learn's `optimize_layout_euclidean`, `move_other`) shared
- * among threads.
+ * among threads, with a layout that does not depend on the thread count.
  *
- * The edges are cut into contiguous ranges of head rows (the edge list is in row order) with like
- * numbers of samples; each thread owns its rows' positions. Within an epoch a thread reads its own
- * rows live and every other row from a snapshot taken at the start of the epoch, and a move of a
- * row it does not own (an edge's tail) goes into that thread's delta buffer, which the owner adds at
- * the end of the epoch, in thread order. Threads meet at two barriers per epoch. So nothing races:
- * the same seed and the same thread count give the same layout, bit for bit (one thread is the
- * plain sequential SGD). Other rows are at most one epoch stale, as umap-learn's parallel mode is
- * (where the threads race on the positions instead).
+ * The edges (in row order) are cut into a few blocks of contiguous head rows with like numbers of
+ * samples (`sgdBlocks`: it depends on the graph only); each block owns its rows' positions. Within an
+ * epoch a block reads its own rows live and every other row from a snapshot taken at the start of
+ * the epoch, and a move of a row it does not own (an edge's tail) goes into the block's delta buffer,
+ * which the owner adds at the end of the epoch, blocks in order. The threads take whole blocks and
+ * meet at two barriers per epoch. Blocks only meet through the snapshot and the deltas, so which
+ * thread runs a block, and how many threads there are, changes nothing: the same seed gives the same
+ * layout, bit for bit, on any number of threads (one block is the plain sequential SGD). Rows of other
+ * blocks are at most one epoch stale, as umap-learn's parallel mode is (where threads race instead).
  *
  * An edge's negative samples are all measured from the head's position after its attractive move,
  * and their (each clipped) gradients summed: the samples then do not wait on each other, which lets
@@ -49,17 +50,19 @@ export interface SgdShared {
   readonly nsr: number;
   /** Positions, n × dim row-major, updated in place. */
   readonly Y: Float32Array;
-  /** Positions at the start of the epoch (read for rows another thread owns); unused with one thread. */
+  /** Positions at the start of the epoch (read for rows another block owns); unused with one block. */
   readonly snap: Float32Array;
-  /** Per thread, moves of rows it does not own (parts × n × dim); unused with one thread. */
+  /** Per block, moves of rows it does not own (blocks × n × dim); unused with one block. */
   readonly delta: Float32Array;
+  /** Blocks of rows (see the module comment). */
+  readonly blocks: number;
   readonly head: Int32Array;
   readonly tail: Int32Array;
   readonly epochsPerSample: Float64Array;
-  /** Part p owns rows rowStart[p]…rowStart[p+1]−1 and edges edgeStart[p]…edgeStart[p+1]−1. */
+  /** Block q owns rows rowStart[q]…rowStart[q+1]−1 and edges edgeStart[q]…edgeStart[q+1]−1. */
   readonly rowStart: Int32Array;
   readonly edgeStart: Int32Array;
-  /** xorshift128 state per part (4 words each), for the negative samples. */
+  /** xorshift128 state per block (4 words each), for the negative samples. */
   readonly seeds: Int32Array;
   /** `powTable(b)`. */
   readonly table: Float64Array;
@@ -68,9 +71,10 @@ export interface SgdShared {
 }
 
 /**
- * One thread's part of the SGD (see the module comment). Self-contained (its source text runs in the
- * workers as is). `check` (part 0 only) says whether to stop; every part then returns at the next
- * barrier. `progress` (part 0 only) gets the fraction of epochs done.
+ * One thread's part of the SGD: blocks ⌊B·part/parts⌋ … ⌊B·(part+1)/parts⌋ − 1 of the B blocks (see
+ * the module comment). Self-contained (its source text runs in the workers as is). `check` (part 0
+ * only) says whether to stop; every part then returns at the next barrier. `progress` (part 0 only)
+ * gets the fraction of epochs done.
  */
 export function sgdPart(
   part: number,
@@ -81,16 +85,19 @@ export function sgdPart(
 ): void {
   const { n, dim, nEpochs, a, b, gamma, initialAlpha, nsr, Y, snap, delta, head, tail, table, ctrl } = s;
   const eps = s.epochsPerSample;
-  const r0 = s.rowStart[part]!;
-  const r1 = s.rowStart[part + 1]!;
-  const e0 = s.edgeStart[part]!;
-  const e1 = s.edgeStart[part + 1]!;
-  const shared = parts > 1;
+  const B = s.blocks;
+  const q0 = Math.floor((B * part) / parts);
+  const q1 = Math.floor((B * (part + 1)) / parts);
+  // This thread's rows and edges: its blocks' (contiguous).
+  const R0 = s.rowStart[q0]!;
+  const R1 = s.rowStart[q1]!;
+  const E0 = s.edgeStart[q0]!;
+  const E1 = s.edgeStart[q1]!;
   const GEN = 0;
   const ARRIVED = 1;
   const STATE = 2;
   const barrier = (): void => {
-    if (!shared) return;
+    if (parts === 1) return;
     const gen = Atomics.load(ctrl, GEN);
     if (Atomics.add(ctrl, ARRIVED, 1) === parts - 1) {
       Atomics.store(ctrl, ARRIVED, 0);
@@ -103,57 +110,136 @@ export function sgdPart(
       if (Atomics.load(ctrl, STATE) === 2) throw new Error("umap: another thread of the layout failed");
     }
   };
-  // Per-edge schedules of this part's edges (indexed from e0).
-  const m = e1 - e0;
+  // Per-edge schedules of this thread's edges (indexed from E0).
+  const m = E1 - E0;
   const epochsPerNeg = new Float64Array(m);
   const nextNeg = new Float64Array(m);
   const nextSample = new Float64Array(m);
   for (let i = 0; i < m; i++) {
-    const e = eps[e0 + i]!;
+    const e = eps[E0 + i]!;
     epochsPerNeg[i] = e / nsr;
     nextNeg[i] = e / nsr;
     nextSample[i] = e;
   }
+  // Each block's random stream, kept across epochs.
+  const rngState = Int32Array.from(s.seeds.subarray(q0 * 4, q1 * 4));
   const STEPS = 32; // POW_STEPS (self-contained: no outside references)
   const TABLE_END = 32 * 256;
-  let s0 = s.seeds[part * 4]! | 0;
-  let s1 = s.seeds[part * 4 + 1]! | 0;
-  let s2 = s.seeds[part * 4 + 2]! | 0;
-  let s3 = s.seeds[part * 4 + 3]! | 0;
   const twoAB = 2 * a * b;
   const twoGB = 2 * gamma * b;
   const INV_2_32 = 1 / 4294967296;
-  const myDelta = part * n * dim;
   const current = new Float64Array(dim);
   const grad = new Float64Array(dim);
-  // Where a row's position is read: live if this part owns it, else the epoch's snapshot.
   for (let epoch = 0; epoch < nEpochs; epoch++) {
     if ((epoch & 7) === 0) {
       if (check?.()) Atomics.store(ctrl, STATE, 1);
       progress?.(epoch / nEpochs);
     }
-    if (shared) {
-      // Own rows into the snapshot, then everyone's snapshot is complete.
-      for (let k = r0 * dim, end = r1 * dim; k < end; k++) snap[k] = Y[k]!;
+    if (B > 1) {
+      // This thread's rows into the snapshot, then everyone's snapshot is complete.
+      for (let k = R0 * dim, end = R1 * dim; k < end; k++) snap[k] = Y[k]!;
       barrier();
     }
     if (Atomics.load(ctrl, STATE) !== 0) return;
     const alpha = initialAlpha * (1 - epoch / nEpochs);
-    for (let i = 0; i < m; i++) {
-      if (nextSample[i]! > epoch) continue;
-      const e = e0 + i;
-      const j = head[e]!;
-      const k = tail[e]!;
-      const jo = j * dim;
-      const ko = k * dim;
-      const kOwn = k >= r0 && k < r1;
-      const K = kOwn ? Y : snap;
-      if (dim === 2) {
-        let cx = Y[jo]!;
-        let cy = Y[jo + 1]!;
-        const dx = cx - K[ko]!;
-        const dy = cy - K[ko + 1]!;
-        const d2 = dx * dx + dy * dy;
+    for (let q = q0; q < q1; q++) {
+      // Rows this block owns (read live) and where its moves of other rows go.
+      const r0 = s.rowStart[q]!;
+      const r1 = s.rowStart[q + 1]!;
+      const myDelta = q * n * dim;
+      const st = (q - q0) * 4;
+      let s0 = rngState[st]!;
+      let s1 = rngState[st + 1]!;
+      let s2 = rngState[st + 2]!;
+      let s3 = rngState[st + 3]!;
+      for (let e = s.edgeStart[q]!, eEnd = s.edgeStart[q + 1]!; e < eEnd; e++) {
+        const i = e - E0;
+        if (nextSample[i]! > epoch) continue;
+        const j = head[e]!;
+        const k = tail[e]!;
+        const jo = j * dim;
+        const ko = k * dim;
+        const kOwn = k >= r0 && k < r1;
+        const K = kOwn ? Y : snap;
+        if (dim === 2) {
+          let cx = Y[jo]!;
+          let cy = Y[jo + 1]!;
+          const dx = cx - K[ko]!;
+          const dy = cy - K[ko + 1]!;
+          const d2 = dx * dx + dy * dy;
+          if (d2 > 0) {
+            const x = Math.sqrt(d2) * STEPS;
+            let pb: number;
+            if (x >= STEPS && x < TABLE_END) {
+              const t = x | 0;
+              const t0 = table[t]!;
+              pb = t0 + (x - t) * (table[t + 1]! - t0);
+            } else pb = Math.exp(b * Math.log(d2));
+            const coeff = (-twoAB * pb) / (d2 * (a * pb + 1));
+            let gx = coeff * dx;
+            let gy = coeff * dy;
+            gx = (gx > 4 ? 4 : gx < -4 ? -4 : gx) * alpha;
+            gy = (gy > 4 ? 4 : gy < -4 ? -4 : gy) * alpha;
+            cx += gx;
+            cy += gy;
+            if (kOwn) {
+              Y[ko] = Y[ko]! - gx;
+              Y[ko + 1] = Y[ko + 1]! - gy;
+            } else {
+              delta[myDelta + ko] = delta[myDelta + ko]! - gx;
+              delta[myDelta + ko + 1] = delta[myDelta + ko + 1]! - gy;
+            }
+          }
+          nextSample[i]! += eps[e];
+          const nNeg = Math.floor((epoch - nextNeg[i]!) / epochsPerNeg[i]!);
+          if (nNeg > 0) {
+            let sx = 0;
+            let sy = 0;
+            for (let p = 0; p < nNeg; p++) {
+              let t = s3;
+              const u = s0;
+              s3 = s2;
+              s2 = s1;
+              s1 = u;
+              t ^= t << 11;
+              t ^= t >>> 8;
+              s0 = t ^ u ^ (u >>> 19);
+              const o = ((s0 >>> 0) * n * INV_2_32) | 0;
+              if (o === j) continue; // a node is never repelled from itself
+              const O = o >= r0 && o < r1 ? Y : snap;
+              const ex = cx - O[2 * o]!;
+              const ey = cy - O[2 * o + 1]!;
+              const e2 = ex * ex + ey * ey;
+              if (e2 > 0) {
+                const x = Math.sqrt(e2) * STEPS;
+                let pb: number;
+                if (x < TABLE_END) {
+                  const w = x | 0;
+                  const w0 = table[w]!;
+                  pb = w0 + (x - w) * (table[w + 1]! - w0);
+                } else pb = Math.exp(b * Math.log(e2));
+                const coeff = twoGB / ((0.001 + e2) * (a * pb + 1));
+                const gx = coeff * ex;
+                const gy = coeff * ey;
+                sx += gx > 4 ? 4 : gx < -4 ? -4 : gx;
+                sy += gy > 4 ? 4 : gy < -4 ? -4 : gy;
+              }
+            }
+            cx += sx * alpha;
+            cy += sy * alpha;
+            nextNeg[i]! += nNeg * epochsPerNeg[i]!;
+          }
+          Y[jo] = cx;
+          Y[jo + 1] = cy;
+          continue;
+        }
+        // Any other dimension.
+        for (let d = 0; d < dim; d++) current[d] = Y[jo + d]!;
+        let d2 = 0;
+        for (let d = 0; d < dim; d++) {
+          const diff = current[d]! - K[ko + d]!;
+          d2 += diff * diff;
+        }
         if (d2 > 0) {
           const x = Math.sqrt(d2) * STEPS;
           let pb: number;
@@ -163,25 +249,18 @@ export function sgdPart(
             pb = t0 + (x - t) * (table[t + 1]! - t0);
           } else pb = Math.exp(b * Math.log(d2));
           const coeff = (-twoAB * pb) / (d2 * (a * pb + 1));
-          let gx = coeff * dx;
-          let gy = coeff * dy;
-          gx = (gx > 4 ? 4 : gx < -4 ? -4 : gx) * alpha;
-          gy = (gy > 4 ? 4 : gy < -4 ? -4 : gy) * alpha;
-          cx += gx;
-          cy += gy;
-          if (kOwn) {
-            Y[ko] = Y[ko]! - gx;
-            Y[ko + 1] = Y[ko + 1]! - gy;
-          } else {
-            delta[myDelta + ko] = delta[myDelta + ko]! - gx;
-            delta[myDelta + ko + 1] = delta[myDelta + ko + 1]! - gy;
+          for (let d = 0; d < dim; d++) {
+            let g = coeff * (current[d]! - K[ko + d]!);
+            g = (g > 4 ? 4 : g < -4 ? -4 : g) * alpha;
+            current[d]! += g;
+            if (kOwn) Y[ko + d] = Y[ko + d]! - g;
+            else delta[myDelta + ko + d] = delta[myDelta + ko + d]! - g;
           }
         }
         nextSample[i]! += eps[e];
         const nNeg = Math.floor((epoch - nextNeg[i]!) / epochsPerNeg[i]!);
         if (nNeg > 0) {
-          let sx = 0;
-          let sy = 0;
+          grad.fill(0);
           for (let p = 0; p < nNeg; p++) {
             let t = s3;
             const u = s0;
@@ -192,107 +271,46 @@ export function sgdPart(
             t ^= t >>> 8;
             s0 = t ^ u ^ (u >>> 19);
             const o = ((s0 >>> 0) * n * INV_2_32) | 0;
-            if (o === j) continue; // a node is never repelled from itself
+            if (o === j) continue;
             const O = o >= r0 && o < r1 ? Y : snap;
-            const ex = cx - O[2 * o]!;
-            const ey = cy - O[2 * o + 1]!;
-            const e2 = ex * ex + ey * ey;
+            const oo = o * dim;
+            let e2 = 0;
+            for (let d = 0; d < dim; d++) {
+              const diff = current[d]! - O[oo + d]!;
+              e2 += diff * diff;
+            }
             if (e2 > 0) {
               const x = Math.sqrt(e2) * STEPS;
               let pb: number;
               if (x < TABLE_END) {
-                const q = x | 0;
-                const q0 = table[q]!;
-                pb = q0 + (x - q) * (table[q + 1]! - q0);
+                const w = x | 0;
+                const w0 = table[w]!;
+                pb = w0 + (x - w) * (table[w + 1]! - w0);
               } else pb = Math.exp(b * Math.log(e2));
               const coeff = twoGB / ((0.001 + e2) * (a * pb + 1));
-              const gx = coeff * ex;
-              const gy = coeff * ey;
-              sx += gx > 4 ? 4 : gx < -4 ? -4 : gx;
-              sy += gy > 4 ? 4 : gy < -4 ? -4 : gy;
+              for (let d = 0; d < dim; d++) {
+                const g = coeff * (current[d]! - O[oo + d]!);
+                grad[d]! += g > 4 ? 4 : g < -4 ? -4 : g;
+              }
             }
           }
-          cx += sx * alpha;
-          cy += sy * alpha;
+          for (let d = 0; d < dim; d++) current[d]! += grad[d]! * alpha;
           nextNeg[i]! += nNeg * epochsPerNeg[i]!;
         }
-        Y[jo] = cx;
-        Y[jo + 1] = cy;
-        continue;
+        for (let d = 0; d < dim; d++) Y[jo + d] = current[d]!;
       }
-      // Any other dimension.
-      for (let d = 0; d < dim; d++) current[d] = Y[jo + d]!;
-      let d2 = 0;
-      for (let d = 0; d < dim; d++) {
-        const diff = current[d]! - K[ko + d]!;
-        d2 += diff * diff;
-      }
-      if (d2 > 0) {
-        const x = Math.sqrt(d2) * STEPS;
-        let pb: number;
-        if (x >= STEPS && x < TABLE_END) {
-          const t = x | 0;
-          const t0 = table[t]!;
-          pb = t0 + (x - t) * (table[t + 1]! - t0);
-        } else pb = Math.exp(b * Math.log(d2));
-        const coeff = (-twoAB * pb) / (d2 * (a * pb + 1));
-        for (let d = 0; d < dim; d++) {
-          let g = coeff * (current[d]! - K[ko + d]!);
-          g = (g > 4 ? 4 : g < -4 ? -4 : g) * alpha;
-          current[d]! += g;
-          if (kOwn) Y[ko + d] = Y[ko + d]! - g;
-          else delta[myDelta + ko + d] = delta[myDelta + ko + d]! - g;
-        }
-      }
-      nextSample[i]! += eps[e];
-      const nNeg = Math.floor((epoch - nextNeg[i]!) / epochsPerNeg[i]!);
-      if (nNeg > 0) {
-        grad.fill(0);
-        for (let p = 0; p < nNeg; p++) {
-          let t = s3;
-          const u = s0;
-          s3 = s2;
-          s2 = s1;
-          s1 = u;
-          t ^= t << 11;
-          t ^= t >>> 8;
-          s0 = t ^ u ^ (u >>> 19);
-          const o = ((s0 >>> 0) * n * INV_2_32) | 0;
-          if (o === j) continue;
-          const O = o >= r0 && o < r1 ? Y : snap;
-          const oo = o * dim;
-          let e2 = 0;
-          for (let d = 0; d < dim; d++) {
-            const diff = current[d]! - O[oo + d]!;
-            e2 += diff * diff;
-          }
-          if (e2 > 0) {
-            const x = Math.sqrt(e2) * STEPS;
-            let pb: number;
-            if (x < TABLE_END) {
-              const q = x | 0;
-              const q0 = table[q]!;
-              pb = q0 + (x - q) * (table[q + 1]! - q0);
-            } else pb = Math.exp(b * Math.log(e2));
-            const coeff = twoGB / ((0.001 + e2) * (a * pb + 1));
-            for (let d = 0; d < dim; d++) {
-              const g = coeff * (current[d]! - O[oo + d]!);
-              grad[d]! += g > 4 ? 4 : g < -4 ? -4 : g;
-            }
-          }
-        }
-        for (let d = 0; d < dim; d++) current[d]! += grad[d]! * alpha;
-        nextNeg[i]! += nNeg * epochsPerNeg[i]!;
-      }
-      for (let d = 0; d < dim; d++) Y[jo + d] = current[d]!;
+      rngState[st] = s0;
+      rngState[st + 1] = s1;
+      rngState[st + 2] = s2;
+      rngState[st + 3] = s3;
     }
-    if (shared) {
+    if (B > 1) {
       barrier();
-      // Every other part's moves of this part's rows, in part order.
-      for (let q = 0; q < parts; q++) {
-        if (q === part) continue;
+      // Every block's moves of this thread's rows, blocks in order (a block never moves its own rows
+      // through the deltas, so its buffer holds zeros there).
+      for (let q = 0; q < B; q++) {
         const base = q * n * dim;
-        for (let k = r0 * dim, end = r1 * dim; k < end; k++) {
+        for (let k = R0 * dim, end = R1 * dim; k < end; k++) {
           const v = delta[base + k]!;
           if (v !== 0) {
             Y[k] = Y[k]! + v;
@@ -303,6 +321,11 @@ export function sgdPart(
     }
   }
   progress?.(1);
+}
+
+/** Blocks of an SGD's rows: up to 4, one per 4,000,000 samples (a property of the graph, not of the machine). */
+export function sgdBlocks(samples: number, n: number): number {
+  return Math.max(1, Math.min(4, n, Math.floor(samples / 4_000_000)));
 }
 
 /** Inputs of {@link optimizeLayout}. */
@@ -321,54 +344,59 @@ export interface SgdInput {
   readonly onProgress?: (fraction: number) => void;
   /** Samples (attractive and negative) an extra thread needs to be used (default 2,000,000). */
   readonly minSamplesPerThread?: number;
+  /** Blocks of rows (default `sgdBlocks` of the run's samples); the layout depends on it, not on threads. */
+  readonly blocks?: number;
 }
 
 /** Fewer samples than this per extra thread and a worker's start costs more than it saves. */
 const MIN_SAMPLES_PER_THREAD = 2_000_000;
 
-const sharedOf = <T extends Float32Array | Float64Array | Int32Array>(
+function sharedOf<T extends Float32Array | Int32Array>(
   Ctor: new (b: SharedArrayBuffer | ArrayBuffer, o: number, l: number) => T,
   length: number,
   bytes: number,
   onShared: boolean,
-): T => {
+): T {
   const buf = onShared ? new SharedArrayBuffer(length * bytes) : new ArrayBuffer(length * bytes);
   return new Ctor(buf, 0, length);
-};
+}
 
 /**
- * Cut rows 0…n−1 (edges in row order, `head` sorted) into `parts` ranges of about equal samples over
- * the run (an edge is sampled nEpochs / epochsPerSample times, each with its negative samples).
+ * Cut rows 0…n−1 (edges in row order, `head` sorted) into `blocks` ranges of about equal samples over
+ * the run (an edge is sampled nEpochs / epochsPerSample times). Cuts fall between rows.
  */
 function partition(
   head: Int32Array,
   eps: Float64Array,
   n: number,
   nEpochs: number,
-  parts: number,
+  blocks: number,
 ): { rowStart: Int32Array; edgeStart: Int32Array } {
-  const rowStart = new Int32Array(parts + 1);
-  const edgeStart = new Int32Array(parts + 1);
+  const rowStart = new Int32Array(blocks + 1);
+  const edgeStart = new Int32Array(blocks + 1);
   let total = 0;
   for (let e = 0; e < eps.length; e++) if (eps[e]! > 0) total += nEpochs / eps[e]!;
   let acc = 0;
   let p = 1;
-  for (let e = 0; e < eps.length && p < parts; e++) {
+  for (let e = 0; e < eps.length && p < blocks; e++) {
     if (eps[e]! > 0) acc += nEpochs / eps[e]!;
-    // Cut only between rows.
-    if (acc >= (total * p) / parts && (e + 1 === eps.length || head[e + 1] !== head[e])) {
+    if (acc >= (total * p) / blocks && (e + 1 === eps.length || head[e + 1] !== head[e])) {
       edgeStart[p] = e + 1;
       rowStart[p] = e + 1 < head.length ? head[e + 1]! : n;
       p++;
     }
   }
-  for (; p <= parts; p++) {
+  for (; p <= blocks; p++) {
     edgeStart[p] = eps.length;
     rowStart[p] = n;
   }
-  edgeStart[parts] = eps.length;
-  rowStart[parts] = n;
   return { rowStart, edgeStart };
+}
+
+/** The blocks of a run: asked for (1…n), else `sgdBlocks`. */
+function blockCount(opts: SgdInput, samples: number, n: number): number {
+  if (opts.blocks === undefined) return sgdBlocks(samples, n);
+  return Math.max(1, Math.min(Math.max(1, n), Math.floor(opts.blocks)));
 }
 
 /** The sample count of a run (attractive samples, each with its share of negative ones). */
@@ -378,10 +406,60 @@ function sampleCount(eps: Float64Array, nEpochs: number, nsr: number): number {
   return total * (1 + nsr);
 }
 
+/** Everything an SGD run needs but the threads, on shared memory when `shared`. */
+export function sgdSetup(
+  embedding: Float32Array,
+  dim: number,
+  head: Int32Array,
+  tail: Int32Array,
+  epochsPerSample: Float64Array,
+  nEpochs: number,
+  opts: SgdInput,
+  shared: boolean,
+): SgdShared {
+  const n = embedding.length / dim;
+  const nsr = opts.negativeSampleRate ?? 5;
+  const blocks = blockCount(opts, sampleCount(epochsPerSample, nEpochs, nsr), n);
+  const copy = <T extends Float32Array | Float64Array | Int32Array>(src: T): T => {
+    if (!shared || src.buffer instanceof SharedArrayBuffer) return src;
+    const Ctor = src.constructor as new (b: SharedArrayBuffer, o: number, l: number) => T;
+    const out = new Ctor(new SharedArrayBuffer(src.byteLength), 0, src.length);
+    out.set(src as never);
+    return out;
+  };
+  const { rowStart, edgeStart } = partition(head, epochsPerSample, n, nEpochs, blocks);
+  const seeds = new Int32Array(blocks * 4);
+  for (let w = 0; w < seeds.length; w++) seeds[w] = opts.seed(w) | 0;
+  // xorshift128 must not start at all zeros.
+  for (let q = 0; q < blocks; q++) seeds[q * 4] = seeds[q * 4]! | 1;
+  return {
+    n,
+    dim,
+    nEpochs,
+    a: opts.a,
+    b: opts.b,
+    gamma: opts.gamma ?? 1,
+    initialAlpha: opts.initialAlpha ?? 1,
+    nsr,
+    Y: copy(embedding),
+    snap: sharedOf(Float32Array, blocks > 1 ? n * dim : 0, 4, shared),
+    delta: sharedOf(Float32Array, blocks > 1 ? blocks * n * dim : 0, 4, shared),
+    blocks,
+    head: copy(head),
+    tail: copy(tail),
+    epochsPerSample: copy(epochsPerSample),
+    rowStart,
+    edgeStart,
+    seeds,
+    table: powTable(opts.b),
+    ctrl: sharedOf(Int32Array, 3, 4, shared),
+  };
+}
+
 /**
  * SGD of `embedding` (n × dim, row-major, updated in place) over the edges head[e] → tail[e] (in row
- * order), on up to `threads` threads (see the module comment for how they share the work and what is
- * deterministic). Edge e is sampled every `epochsPerSample[e]` epochs (≤ 0: never).
+ * order), on up to `threads` threads (see the module comment: the layout does not depend on the
+ * thread count). Edge e is sampled every `epochsPerSample[e]` epochs (≤ 0: never).
  */
 export async function optimizeLayout(
   embedding: Float32Array,
@@ -394,57 +472,17 @@ export async function optimizeLayout(
   opts: SgdInput,
 ): Promise<void> {
   const n = embedding.length / dim;
-  const nsr = opts.negativeSampleRate ?? 5;
-  const canShare = typeof SharedArrayBuffer !== "undefined";
-  const samples = sampleCount(epochsPerSample, nEpochs, nsr);
-  const parts = canShare
-    ? Math.max(
-        1,
-        Math.min(
-          threads,
-          Math.floor(samples / Math.max(1, opts.minSamplesPerThread ?? MIN_SAMPLES_PER_THREAD)),
-          n,
-        ),
-      )
-    : 1;
-  const shared = parts > 1;
-  const copy = <T extends Float32Array | Float64Array | Int32Array>(src: T): T => {
-    if (!shared || src.buffer instanceof SharedArrayBuffer) return src;
-    const Ctor = src.constructor as new (b: SharedArrayBuffer, o: number, l: number) => T;
-    const out = new Ctor(new SharedArrayBuffer(src.byteLength), 0, src.length);
-    out.set(src as never);
-    return out;
-  };
-  const Y = copy(embedding);
-  const { rowStart, edgeStart } = partition(head, epochsPerSample, n, nEpochs, parts);
-  const seeds = new Int32Array(parts * 4);
-  for (let w = 0; w < seeds.length; w++) seeds[w] = opts.seed(w) | 0;
-  // xorshift128 must not start at all zeros.
-  for (let p = 0; p < parts; p++) seeds[p * 4] = seeds[p * 4]! | 1;
-  const s: SgdShared = {
-    n,
-    dim,
-    nEpochs,
-    a: opts.a,
-    b: opts.b,
-    gamma: opts.gamma ?? 1,
-    initialAlpha: opts.initialAlpha ?? 1,
-    nsr,
-    Y,
-    snap: sharedOf(Float32Array, shared ? n * dim : 0, 4, shared),
-    delta: sharedOf(Float32Array, shared ? parts * n * dim : 0, 4, shared),
-    head: copy(head),
-    tail: copy(tail),
-    epochsPerSample: copy(epochsPerSample),
-    rowStart,
-    edgeStart,
-    seeds,
-    table: powTable(opts.b),
-    ctrl: sharedOf(Int32Array, 3, 4, shared),
-  };
+  const samples = sampleCount(epochsPerSample, nEpochs, opts.negativeSampleRate ?? 5);
+  const blocks = blockCount(opts, samples, n);
+  const perThread = Math.max(1, opts.minSamplesPerThread ?? MIN_SAMPLES_PER_THREAD);
+  const parts =
+    typeof SharedArrayBuffer !== "undefined"
+      ? Math.max(1, Math.min(threads, blocks, Math.floor(samples / perThread)))
+      : 1;
+  const s = sgdSetup(embedding, dim, head, tail, epochsPerSample, nEpochs, opts, parts > 1);
   const check = () => opts.signal?.aborted ?? false;
   const progress = opts.onProgress ?? null;
-  if (!shared) sgdPart(0, 1, s, check, progress);
+  if (parts === 1) sgdPart(0, 1, s, check, progress);
   else
     await runKernelThreads(
       sgdPart,
@@ -454,5 +492,5 @@ export async function optimizeLayout(
       { words: s.ctrl, state: 2, wake: 0 },
     );
   opts.signal?.throwIfAborted();
-  if (Y !== embedding) embedding.set(Y);
+  if (s.Y !== embedding) embedding.set(s.Y);
 }

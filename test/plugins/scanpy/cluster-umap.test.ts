@@ -296,7 +296,7 @@ describe("sc.tl.umap on the reference graph", () => {
       expect(ours).toBeGreaterThanOrEqual(theirs - 0.05);
       expect(oursLabels).toBeGreaterThanOrEqual(theirLabels - 0.05);
     },
-    60_000,
+    180_000,
   );
 
   it("is deterministic for a seed, differs across seeds, and embeds in 3-d", async () => {

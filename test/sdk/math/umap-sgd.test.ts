@@ -69,34 +69,39 @@ describe("optimizeLayout (UMAP SGD on threads)", () => {
       return words[w]!;
     };
   };
-  const run = async (threads: number, seed = 0) => {
+  const run = async (threads: number, seed = 0, blocks = 4) => {
     const emb = Float32Array.from(init);
     await optimizeLayout(emb, 2, head, tail, eps, nEpochs, threads, {
       a,
       b,
       seed: seedWords(seed),
       minSamplesPerThread: 1,
+      blocks,
     });
     return emb;
   };
 
-  it("with one thread is the sequential SGD (optimizeLayoutEuclidean) exactly", async () => {
-    const one = await run(1);
+  it("in one block is the sequential SGD (optimizeLayoutEuclidean, this graph's default) exactly", async () => {
+    const one = await run(1, 0, 1);
     const seq = Float32Array.from(init);
     optimizeLayoutEuclidean(seq, 2, head, tail, eps, nEpochs, { a, b, rng: new Rng(0) });
     expect(one).toEqual(seq);
+    expect(await run(2, 0, 1)).toEqual(seq);
+    const dflt = Float32Array.from(init);
+    await optimizeLayout(dflt, 2, head, tail, eps, nEpochs, 2, { a, b, seed: seedWords(0) });
+    expect(dflt).toEqual(seq);
   });
 
-  it("on two threads: same seed → same layout, another seed → another, and clusters come apart", async () => {
-    const two = await run(2);
-    expect(two).toEqual(await run(2));
-    expect(two).not.toEqual(await run(2, 1));
-    expect(two).not.toEqual(await run(1));
-    expect(two.every(Number.isFinite)).toBe(true);
-    expect(misplaced(two, n, 120, 5)).toBe(0);
-    expect(misplaced(await run(1), n, 120, 5)).toBe(0);
-    // Three threads (an uneven cut) too.
-    expect(misplaced(await run(3), n, 120, 5)).toBe(0);
+  it("in four blocks: the same layout on 1, 2, 3 and 4 threads, another for another seed, clusters apart", async () => {
+    const one = await run(1);
+    expect(await run(2)).toEqual(one);
+    expect(await run(3)).toEqual(one);
+    expect(await run(4)).toEqual(one);
+    expect(one).not.toEqual(await run(1, 1));
+    expect(one).not.toEqual(await run(1, 0, 1));
+    expect(one.every(Number.isFinite)).toBe(true);
+    expect(misplaced(one, n, 120, 5)).toBe(0);
+    expect(misplaced(await run(2, 0, 3), n, 120, 5)).toBe(0);
   });
 
   it("stops when aborted and leaves the input alone", async () => {
@@ -109,26 +114,23 @@ describe("optimizeLayout (UMAP SGD on threads)", () => {
         b,
         seed: seedWords(0),
         minSamplesPerThread: 1,
+        blocks: 4,
         signal: ac.signal,
       }),
     ).rejects.toThrow();
     expect(emb).toEqual(init);
   });
 
-  it("3-d layouts on two threads are deterministic and finite", async () => {
+  it("3-d layouts: the same on one and two threads, finite", async () => {
     const init3 = Float32Array.from({ length: n * 3 }, (_, i) => (i * 7919) % 10);
-    const go = async () => {
+    const go = async (threads: number) => {
       const emb = Float32Array.from(init3);
-      await optimizeLayout(emb, 3, head, tail, eps, 50, 2, {
-        a,
-        b,
-        seed: seedWords(2),
-        minSamplesPerThread: 1,
-      });
+      const o = { a, b, seed: seedWords(2), minSamplesPerThread: 1, blocks: 2 };
+      await optimizeLayout(emb, 3, head, tail, eps, 50, threads, o);
       return emb;
     };
-    const e = await go();
-    expect(e).toEqual(await go());
+    const e = await go(2);
+    expect(e).toEqual(await go(1));
     expect(e.every(Number.isFinite)).toBe(true);
     expect(e).not.toEqual(init3);
   });
