@@ -160,7 +160,13 @@ async function main(): Promise<void> {
   try {
     const service = server.service;
     const session = Session.fromData(
-      { functions: service.functions, pool: service.pool, bus: service.bus, config: service.config },
+      {
+        functions: service.functions,
+        pool: service.pool,
+        bus: service.bus,
+        config: service.config,
+        rasters: service.rasters,
+      },
       {
         source: { kind: "load", path: "bench" },
         name: "bench",

@@ -463,18 +463,3 @@ export class SessionRasters {
 }
 
 export { SERVED_TILE_SIZE };
-
-const hubs = new WeakMap<object, RasterHub>();
-
-/**
- * The hub of a service, found by its configuration object (every session of a service is given the
- * same one), so sessions share caches and the render limit without further wiring.
- */
-export function rasterHubFor(config: RasterConfig): RasterHub {
-  let hub = hubs.get(config);
-  if (!hub) {
-    hub = new RasterHub(config);
-    hubs.set(config, hub);
-  }
-  return hub;
-}

@@ -18,18 +18,15 @@ interface Builtin {
   validate: ValidateFunction;
 }
 
-let ajv: Ajv | null = null;
-
-function builtins(): Map<string, Builtin> {
-  ajv ??= new Ajv({ useDefaults: true, allErrors: true, strict: false });
-  const a = ajv;
+/** The built-in fallbacks, their schemas compiled by `ajv` (one compiler per `SessionFunctions`). */
+function builtins(ajv: Ajv): Map<string, Builtin> {
   return new Map([
     [
       READ_DATA_ENTRY.key,
       {
         entry: READ_DATA_ENTRY,
         op: read_data as unknown as Operation,
-        validate: a.compile(READ_DATA_ENTRY.json_schema),
+        validate: ajv.compile(READ_DATA_ENTRY.json_schema),
       },
     ],
   ]);
@@ -42,7 +39,7 @@ export class SessionFunctions {
 
   constructor(registry: EngineRegistry) {
     this.registry = registry;
-    this.fallbacks = builtins();
+    this.fallbacks = builtins(new Ajv({ useDefaults: true, allErrors: true, strict: false }));
   }
 
   /** Library versions of the registry plus the built-ins. */

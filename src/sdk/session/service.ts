@@ -10,7 +10,7 @@ import { BadRequestError, LimitError, NotFoundError, TesseraError } from "../err
 import { EventBus } from "../events/bus.js";
 import { type SweptScrap, sweepScraps } from "../io/store/pending-writes.js";
 import { WorkerPool } from "../jobs/pool.js";
-import { rasterHubFor } from "../raster/hub.js";
+import { RasterHub } from "../raster/hub.js";
 import { discoverRecipes, type RecipeCatalog } from "../recipes/discover.js";
 import { ResourceMonitor } from "../resources/monitor.js";
 import { type Env, readConfig, type ServiceConfig } from "./config.js";
@@ -76,6 +76,8 @@ export class Service {
   readonly presence: Presence;
   /** Resource samples and memory admission. */
   readonly resources: ResourceMonitor;
+  /** The raster caches, tiles and render limit every session of this service shares. */
+  readonly rasters: RasterHub;
   private readonly sessionMap = new Map<string, Session>();
   /** Jobs of sessions closed by a subset (session id → job id → last status), newest last, bounded. */
   private readonly retiredJobs = new Map<string, Map<string, ReturnType<Session["job"]>>>();
@@ -108,12 +110,13 @@ export class Service {
       onChange: (view) => bus.emit("presence.updated", view),
     });
     this.presence.startSweeper();
+    this.rasters = new RasterHub(config);
     this.resources = new ResourceMonitor({
       config,
       perSession: () => Object.fromEntries(this.sessions().map((s) => [s.id, s.summary().resident_mb])),
       emit: (event, data) => bus.emit(event, data as never),
-      // Every session's rebuilt raster stores on disk (sessions share the hub of this configuration).
-      rastersMb: () => rasterHubFor(config).cacheBytes() / 2 ** 20,
+      // Every session's rebuilt raster stores on disk (sessions share this service's hub).
+      rastersMb: () => this.rasters.cacheBytes() / 2 ** 20,
     });
     // Sampling (resource.sample events) is started by whoever serves clients (the HTTP server);
     // admission works without it.
@@ -226,6 +229,7 @@ export class Service {
       pool: this.pool,
       bus: this.bus,
       config: this.config,
+      rasters: this.rasters,
       admitNeed: (what, bytes, why) => this.resources.admitNeed(what, bytes, why),
     };
   }

@@ -10,8 +10,6 @@
  * nothing.
  */
 import { randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
 import { applyChange, type Change } from "../data/change.js";
 import { type FieldTable, readField } from "../data/field.js";
 import { elementBytes, tableBytes, toMb } from "../data/sizes.js";
@@ -22,33 +20,16 @@ import {
   type AppState,
   type DisplaySpec,
   emptyAppState,
-  type HistEntry,
   type PlotEntry,
 } from "../io/checkpoint/app-state.js";
-import { mirroredGene, stampCheckpoint } from "../io/checkpoint/mirror-gene.js";
-import {
-  type Checkpoint,
-  checkpointFromStore,
-  hasSidecar,
-  openCheckpoint,
-  readFigure,
-} from "../io/checkpoint/read.js";
+import { mirroredGene } from "../io/checkpoint/mirror-gene.js";
+import { type Checkpoint, readFigure } from "../io/checkpoint/read.js";
 import { validateAppState } from "../io/checkpoint/validate.js";
-import {
-  datasetName,
-  type FigureFile,
-  writeCheckpoint,
-  writeCheckpointNamed,
-} from "../io/checkpoint/write.js";
-import { openData } from "../io/open.js";
-import { openStore } from "../io/store/open-store.js";
-import type { ReadableStore } from "../io/store/types.js";
-import type { WrittenZip } from "../io/store/zip-writer.js";
-import { openZarr, type ZarrTree } from "../io/zarr/open.js";
+import { datasetName, type FigureFile } from "../io/checkpoint/write.js";
 import type { OpContext, PlotResult } from "../jobs/operation.js";
 import { SerialQueue } from "../jobs/queue.js";
 import { Rng } from "../math/rng.js";
-import { type RenderedImage, type RenderOptions, rasterHubFor, type SessionRasters } from "../raster/hub.js";
+import type { RasterHub, RenderedImage, RenderOptions, SessionRasters } from "../raster/hub.js";
 import type { ImageInfo } from "../raster/info.js";
 import type { ServedBytes, ServedRasterStore } from "../raster/served-store.js";
 import { type ExportRecipeOptions, exportRecipe } from "../recipes/export.js";
@@ -75,11 +56,13 @@ import {
   transition,
   updatePendingParams,
 } from "./app-state-machine.js";
-import { applySelection, checkSelection, type ExportSelection, isExport } from "./export-selection.js";
+import { checkSelection, type ExportSelection, isExport } from "./export-selection.js";
 import { defaultActiveTable, describeFields } from "./fields.js";
 import type { SessionFunctions } from "./functions.js";
+import { openLoadPath, restorePlan } from "./load.js";
 import { containParams, containPath } from "./paths.js";
 import { resolveSaveTarget, type SaveTarget, type SaveTicket, targetPaths } from "./save.js";
+import { reopenWritten, writeSave } from "./save-job.js";
 import { checkShapeBounds, type TableShape } from "./shape-bounds.js";
 import { tableShape } from "./table-shape.js";
 import type {
@@ -107,6 +90,8 @@ export interface SessionDeps {
   readonly bus: EngineBus;
   /** Data dir (absolute), thread budget per job, and the working folder for save staging. */
   readonly config: { readonly dataDir: string; readonly nThreads: number; readonly workDir: string };
+  /** The service's raster hub (caches, tiles, render limit), shared by its sessions. */
+  readonly rasters: RasterHub;
   /**
    * Memory admission by need: throws (503) when a job's estimated peak does not fit below the admission
    * threshold. Absent: every job is admitted.
@@ -468,7 +453,7 @@ export class Session {
   /** The session's rasters: served stores, info, tiles (made on first use). */
   get rasters(): SessionRasters {
     this.assertOpen();
-    this.rasterState ??= rasterHubFor(this.deps.config).forSession(this.id, {
+    this.rasterState ??= this.deps.rasters.forSession(this.id, {
       data: () => this.committed,
       activeTable: () => this.active,
       display: (id) => this.app.displays.find((d) => d.id === id),
@@ -1229,31 +1214,7 @@ export class Session {
    * computation the loaded state lacks queued again in order with its recorded parameters.
    */
   private applyRestore(r: SessionRestore): void {
-    const journal = r.appState;
-    const has = new Set([...this.app.compute_history, ...this.app.plots].map((e) => e.id));
-    const replay: HistEntry[] = [];
-    let app: AppState = { ...this.app, displays: journal.displays };
-    if (journal.name) app = { ...app, name: journal.name };
-    for (const p of journal.plots) {
-      if (has.has(p.id)) continue;
-      const status =
-        p.status === "drawn" || p.status === "invalidated"
-          ? "invalidated"
-          : p.status === "pending"
-            ? "pending"
-            : null;
-      if (status) app = { ...app, plots: [...app.plots, { ...p, status }] };
-    }
-    for (const e of journal.compute_history) {
-      if (has.has(e.id)) continue;
-      if (e.status === "pending") app = { ...app, compute_history: [...app.compute_history, e] };
-      else if (
-        // Done, or asked for and cut short by the stop: run again.
-        (e.status === "completed" || e.status === "queued" || e.status === "running") &&
-        this.deps.functions.get(stepKey(e))?.effect_class === "compute"
-      )
-        replay.push(e);
-    }
+    const { appState: app, replay } = restorePlan(this.app, r.appState, this.deps.functions);
     this.app = app;
     this.storePath = r.savedPath;
     this.isSaved = r.saved && replay.length === 0;
@@ -1275,45 +1236,21 @@ export class Session {
     })();
   }
 
-  /** Open a checkpoint (restoring its app state) or any other dataset. */
+  /** Open a checkpoint (restoring its app state) or any other dataset, and take it as the session's data. */
   private async loadPath(
     path: string,
     progress: (m: string, pct: number) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    // Open the store and its metadata once: they tell a checkpoint apart and then serve its reading.
-    let opened: { store: ReadableStore; tree: ZarrTree } | null = null;
-    if (!/\.(h5ad|tiff?|companion\.ome)$/i.test(path)) {
-      try {
-        const store = await openStore(path);
-        const tree = await openZarr(store);
-        if (await hasSidecar(tree)) opened = { store, tree };
-      } catch {
-        // Not a zarr store (or unreadable): `openData` below says what is wrong.
-      }
-    }
-    signal.throwIfAborted();
-    if (opened) {
-      progress("reading the checkpoint", 20);
-      const cp = await checkpointFromStore(opened.store, opened.tree, path);
-      signal.throwIfAborted();
-      progress("restoring the app state", 80);
-      await stampCheckpoint(cp);
-      this.checkpoint = cp;
-      this.committed = cp.sdata;
-      this.app = settleLoadedState(cp.appState);
-      this.active = defaultActiveTable(cp.sdata, cp.sidecar.active_table);
-      const recorded = cp.appState.name ?? cp.sidecar.name;
-      if (recorded && !this.explicitName) this.sessionName = recorded;
+    const loaded = await openLoadPath(path, progress, signal);
+    this.committed = loaded.data;
+    if (loaded.appState) this.app = loaded.appState;
+    this.active = loaded.activeTable;
+    if (loaded.checkpoint) {
+      this.checkpoint = loaded.checkpoint;
+      if (loaded.recordedName && !this.explicitName) this.sessionName = loaded.recordedName;
       this.storePath = path;
       this.isSaved = true;
-    } else {
-      progress("reading the dataset", 20);
-      const { sdata, appState } = await openData(path);
-      signal.throwIfAborted();
-      this.committed = sdata;
-      if (appState) this.app = settleLoadedState(appState);
-      this.active = defaultActiveTable(sdata);
     }
     this.versions = {};
   }
@@ -1331,39 +1268,28 @@ export class Session {
         throw new Error(`session ${this.id} is ${this.sessionStatus}: nothing to save`);
       const data = this.committed;
       const name = target.name ?? this.app.name ?? this.sessionName;
-      // An export writes the selected part, with its displays adjusted to what it keeps.
-      const content = selection
-        ? applySelection(data, { ...this.app, name }, selection)
-        : { data, appState: { ...this.app, name } as AppState, activeTable: this.active };
       const figures = await this.figureFiles(target.figures);
       const log = this.logTo(rec);
       // A whole save may replace the file the session reads from: keep its figures in memory first.
       if (!selection) await this.keepFigures();
-      const opts = {
-        appState: content.appState,
-        figures,
+      const written = await writeSave({
+        data,
+        appState: this.app,
+        activeTable: this.active,
         name,
-        activeTable: content.activeTable,
+        target,
+        selection,
+        figures,
         workDir: this.deps.config.workDir,
         signal,
-        onProgress: (m: string) => log(m),
-      };
-      await mkdir(this.deps.config.workDir, { recursive: true });
-      let written: WrittenZip;
-      if (target.kind === "named") {
-        await mkdir(target.folder, { recursive: true });
-        written = await writeCheckpointNamed(content.data, target.folder, target.prefix, opts);
-      } else {
-        await mkdir(dirname(target.path), { recursive: true });
-        written = await writeCheckpoint(content.data, target.path, opts);
-      }
-      log(`wrote ${written.path}`);
+        log,
+      });
       // The session reads on from the file just written: a save over its own checkpoint renamed a
       // new file over the one its lazy arrays read from, and those reads would now fail. An export
       // lands there only under the same content-hash name, so with the same bytes.
       const reopened =
         !selection || written.path === this.checkpoint?.location
-          ? await this.reopen(written.path, log)
+          ? await reopenWritten(written.path, log)
           : null;
       const unchanged = data === this.committed;
       if (reopened && unchanged) {
@@ -1397,18 +1323,6 @@ export class Session {
         if (bytes) set[format] = bytes;
       }
       if (Object.keys(set).length) this.figureBytes.set(p.id, set);
-    }
-  }
-
-  /** Open a checkpoint this session just wrote; null (the in-memory object stays) if that fails. */
-  private async reopen(path: string, log: (t: string) => void): Promise<Checkpoint | null> {
-    try {
-      const cp = await openCheckpoint(path);
-      await stampCheckpoint(cp);
-      return cp;
-    } catch (err) {
-      log(`note: the written checkpoint could not be reopened (${message(err)}); reading on from memory`);
-      return null;
     }
   }
 
