@@ -46,6 +46,7 @@ describe("squidpy recipes end to end", () => {
       "spatial_point_patterns",
       "cluster_nhood_enrichment",
       "spatially_variable_geary",
+      "spatially_variable_sepal",
       "ligand_receptor",
     ]) {
       expect(names).toContain(n);
@@ -90,6 +91,19 @@ describe("squidpy recipes end to end", () => {
     expect((uns(s, "gearyC") as DataFrame).columnOrder).toEqual(
       expect.arrayContaining(["C", "pval_norm", "var_norm", "pval_sim", "pval_norm_fdr_bh"]),
     );
+  }, 180_000);
+
+  it("spatially_variable_sepal on the Visium fixture", async () => {
+    const s = await t.open("visium.h5ad");
+    const names = s.session.data.tables.table!.var.index.values.slice(0, 24) as string[];
+    expectAllCompleted(await s.runRecipe(t.recipe("spatially_variable_sepal"), { genes: names }));
+    const df = uns(s, "sepal_score") as DataFrame;
+    const v = (df.columns.sepal_score as DenseArray<Float64Array>).data;
+    expect(v.length).toBe(24);
+    const finite = Array.from(v).filter((x) => !Number.isNaN(x));
+    expect(finite.length).toBeGreaterThan(0);
+    for (let k = 1; k < finite.length; k++) expect(finite[k]!).toBeLessThanOrEqual(finite[k - 1]!);
+    expect(finite.every((x) => x >= 0 && Number.isInteger(Math.round(x * 1000)))).toBe(true);
   }, 180_000);
 
   it("ligand_receptor on the Visium fixture: means equal squidpy's stored reference", async () => {

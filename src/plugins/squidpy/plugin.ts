@@ -20,5 +20,6 @@ export const plugin = definePlugin({
     "./co-occurrence.js",
     "./ripley.js",
     "./ligrec.js",
+    "./sepal.js",
   ],
 });
