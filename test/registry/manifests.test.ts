@@ -22,13 +22,17 @@ const fn = (m: Manifest, name: string): ManifestFunction => {
 describe("manifests are generated, never edited", () => {
   it("finds every built-in plugin folder", () => {
     expect(pluginFolders(PLUGINS).map((d) => d.slice(PLUGINS.length))).toEqual([
+      "plots",
       "scanpy",
+      "spatial",
+      "spatialdata-io",
+      "squidpy",
       "tessera",
       "testkit",
     ]);
   });
 
-  it.each(["scanpy", "tessera", "testkit"])(
+  it.each(["scanpy", "spatial", "tessera", "testkit"])(
     "regenerating %s gives byte-identical manifest.json",
     async (name) => {
       const committed = readFileSync(join(PLUGINS, name, "manifest.json"), "utf8");

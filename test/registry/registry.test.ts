@@ -77,6 +77,7 @@ describe("loading", () => {
         "custom.rename_obs_column",
         "custom.set_category_colors",
         "im.calculate_image_features",
+        "im.segment",
         "io.read_10x_h5",
         "io.read_10x_mtx",
         "io.read_zarr",

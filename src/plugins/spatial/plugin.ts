@@ -19,5 +19,6 @@ export const plugin = definePlugin({
     "./boundary.js",
     "./tma.js",
     { path: "./im.js", namespace: "im" },
+    { path: "./segment.js", namespace: "im" },
   ],
 });
