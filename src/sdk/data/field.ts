@@ -8,7 +8,7 @@ import { formatFieldPath, parseFieldPath } from "./fieldpath.js";
 import { loadMatrix, type MatrixSlot } from "./lazy.js";
 import { own } from "./own.js";
 import { getElement, type SpatialData } from "./spatialdata.js";
-import { nObs, type Table } from "./table.js";
+import { nObs, type Table, varIndexOf } from "./table.js";
 import { isUnsDict, type UnsValue } from "./uns.js";
 
 /** A cell value of a field table. */
@@ -170,7 +170,7 @@ export async function readField(sd: SpatialData, path: string, active?: string):
       if (!slotValue) throw new Error(`field ${path}: the table has no X`);
       const m = await loadMatrix(slotValue);
       if (slot === "X" && key !== undefined) {
-        const j = table.var.index.values.indexOf(key);
+        const j = varIndexOf(table, key);
         if (j < 0) throw new Error(`field ${path}: no gene "${key}" in var names`);
         return {
           index: names,

@@ -168,9 +168,23 @@ export function varNames(t: Table): StringArray {
   return t.var.index;
 }
 
-/** Position of a gene in var names, or -1. */
+/** Name → first position of each var index, built once per index (it is immutable once committed). */
+const varPositions = new WeakMap<readonly (string | null)[], Map<string, number>>();
+
+/**
+ * Position of a gene in var names (its first occurrence), or -1: the one gene resolver of the SDK
+ * (field reads, Arrow payloads). The name → position map is built on first use and kept with the
+ * index it was built from, so repeated lookups are O(1).
+ */
 export function varIndexOf(t: Table, gene: string): number {
-  return t.var.index.values.indexOf(gene);
+  const names = t.var.index.values;
+  let pos = varPositions.get(names);
+  if (!pos) {
+    pos = new Map();
+    for (let i = names.length - 1; i >= 0; i--) if (names[i] !== null) pos.set(names[i]!, i);
+    varPositions.set(names, pos);
+  }
+  return pos.get(gene) ?? -1;
 }
 
 /** Whether a matrix value is 2-d with the given shape. */
