@@ -88,16 +88,27 @@ export async function imageLayer(
       }
     }
     await Promise.all(jobs);
-    const png = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
-      .png({ compressionLevel: 1 })
-      .toBuffer();
-    const m = compose(frame.worldToPx, compose(toWorld, [1, 0, x0, 0, 1, y0]));
+    // A level finer than the output (no coarser level in the store) is reduced here, natively, to
+    // about the output's resolution: librsvg would otherwise decode and filter every extra pixel.
+    const outPerLevelPx =
+      Math.sqrt(Math.abs(toWorld[0] * toWorld[4] - toWorld[1] * toWorld[3])) * frame.scale * (frame.dpi / 96);
+    let img = sharp(rgb, { raw: { width: w, height: h, channels: 3 } });
+    let ew = w;
+    let eh = h;
+    if (outPerLevelPx < 0.75) {
+      ew = Math.max(1, Math.round(w * outPerLevelPx));
+      eh = Math.max(1, Math.round(h * outPerLevelPx));
+      img = img.resize(ew, eh, { fit: "fill", kernel: "lanczos3" });
+    }
+    const png = await img.png({ compressionLevel: 1 }).toBuffer();
+    // the embedded w' × h' image stretched over the region's w × h level pixels
+    const m = compose(frame.worldToPx, compose(toWorld, [w / ew, 0, x0, 0, h / eh, y0]));
     const href = `data:image/png;base64,${png.toString("base64")}`;
     const svg = el("image", {
       x: 0,
       y: 0,
-      width: w,
-      height: h,
+      width: ew,
+      height: eh,
       href,
       preserveAspectRatio: "none",
       transform: `matrix(${m.map((v) => String(Number(v.toPrecision(10)))).join(" ")})`,
