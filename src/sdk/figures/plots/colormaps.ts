@@ -63,10 +63,13 @@ export function colormapTable(name: string): Uint8Array {
   return lut;
 }
 
-/** The RGB of fraction `t` ∈ [0, 1] along colour map `name` (clamped; NaN gives the middle). */
+/**
+ * The RGB of fraction `t` ∈ [0, 1] along colour map `name` (clamped; NaN gives the middle), indexed as
+ * matplotlib's `Colormap.__call__` does: entry `floor(t · 256)`, the top one for t = 1.
+ */
 export function colormapRgb(name: string, t: number): [number, number, number] {
   const lut = colormapTable(name);
-  const i = Number.isNaN(t) ? 128 : t <= 0 ? 0 : t >= 1 ? 255 : Math.floor(t * 255.999);
+  const i = Number.isNaN(t) ? 128 : t <= 0 ? 0 : t >= 1 ? 255 : Math.min(255, Math.floor(t * 256));
   return [lut[i * 3]!, lut[i * 3 + 1]!, lut[i * 3 + 2]!];
 }
 
