@@ -6,6 +6,7 @@
 import type { Readable } from "@zarrita/storage";
 import * as zarr from "zarrita";
 import { allocArray, type DType } from "../../data/arrays.js";
+import { numpyTypeName, parseTypestr } from "../numpy-dtype.js";
 import type { NodeData } from "./node.js";
 
 interface FieldSpec {
@@ -18,20 +19,6 @@ interface FieldSpec {
   readonly chars: number;
 }
 
-const NUMERIC: Record<string, DType> = {
-  b1: "bool",
-  i1: "int8",
-  u1: "uint8",
-  i2: "int16",
-  u2: "uint16",
-  i4: "int32",
-  u4: "uint32",
-  i8: "int64",
-  u8: "uint64",
-  f4: "float32",
-  f8: "float64",
-};
-
 /** Parse a numpy structured dtype description into field layouts. */
 export function parseRecordDtype(dt: unknown): { fields: FieldSpec[]; itemSize: number } {
   if (!Array.isArray(dt)) throw new Error(`not a structured dtype: ${JSON.stringify(dt)}`);
@@ -43,11 +30,11 @@ export function parseRecordDtype(dt: unknown): { fields: FieldSpec[]; itemSize: 
     }
     if (f.length > 2)
       throw new Error(`structured dtype field "${f[0]}" has a sub-array shape, which is not supported`);
-    const m = /^([<>|])([a-zA-Z])(\d+)$/.exec(f[1]);
-    if (!m) throw new Error(`unsupported field type ${f[1]} of "${f[0]}"`);
-    const [, endian, k, n] = m as unknown as [string, string, string, string];
-    const little = endian !== ">";
-    const count = Number(n);
+    const t = parseTypestr(f[1]);
+    if (!t) throw new Error(`unsupported field type ${f[1]} of "${f[0]}"`);
+    const k = t.kind;
+    const little = t.order !== ">";
+    const count = t.size;
     if (k === "S") {
       fields.push({ name: f[0], kind: "bytes", dtype: "uint8", little, size: count, offset, chars: count });
       offset += count;
@@ -63,7 +50,9 @@ export function parseRecordDtype(dt: unknown): { fields: FieldSpec[]; itemSize: 
       });
       offset += count * 4;
     } else {
-      const dtype = NUMERIC[`${k}${n}`];
+      // float16 has no model dtype: a record field of it is refused.
+      const name = numpyTypeName(t);
+      const dtype = name && name !== "float16" ? (name as DType) : undefined;
       if (!dtype) throw new Error(`unsupported field type ${f[1]} of "${f[0]}"`);
       fields.push({ name: f[0], kind: "numeric", dtype, little, size: count, offset, chars: 0 });
       offset += count;

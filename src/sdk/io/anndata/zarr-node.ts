@@ -10,6 +10,7 @@
 import type { Readable } from "@zarrita/storage";
 import * as zarr from "zarrita";
 import { DataError } from "../data-error.js";
+import { numpyTypeName, parseTypestr } from "../numpy-dtype.js";
 import { classifyZarrDtype, readZarrArray, type ZarrArray } from "../zarr/arrays.js";
 import { registerCodecs } from "../zarr/codecs.js";
 import { type AnnNode, joinPath, type NodeData, type NodeDtype } from "./node.js";
@@ -229,25 +230,10 @@ function nodeDtype(meta: ZarrNodeMeta): NodeDtype {
     if (Array.isArray(dt)) return "record";
     if (typeof dt !== "string") return { unsupported: JSON.stringify(dt) };
     if (dt === "|O") return "string";
-    const m = /^[<>|]([a-zA-Z])(\d+)$/.exec(dt);
-    if (!m) return { unsupported: dt };
-    const [, k, n] = m;
-    if (k === "U" || k === "S") return "string";
-    const table: Record<string, string> = {
-      b1: "bool",
-      i1: "int8",
-      u1: "uint8",
-      i2: "int16",
-      u2: "uint16",
-      i4: "int32",
-      u4: "uint32",
-      i8: "int64",
-      u8: "uint64",
-      f2: "float16",
-      f4: "float32",
-      f8: "float64",
-    };
-    const name = table[`${k}${n}`];
+    const t = parseTypestr(dt);
+    if (!t) return { unsupported: dt };
+    if (t.kind === "U" || t.kind === "S") return "string";
+    const name = numpyTypeName(t);
     const c = name ? classifyZarrDtype(name) : null;
     return c ?? { unsupported: dt };
   }
