@@ -19,6 +19,7 @@
 import { allocArray } from "../../data/arrays.js";
 import { delaunayNeighbors } from "./delaunay.js";
 import { cosineTransform, spectralTransform } from "./graph-transform.js";
+import { gridKnnSelf } from "./grid-knn.js";
 import { buildKdTree, kdKnnSelf, kdRadiusSelf } from "./kdtree.js";
 
 /** A square CSR matrix with sorted columns (the arrays are on shared memory where available). */
@@ -178,9 +179,13 @@ function buildOne(points: ArrayLike<number>, n: number, dim: number, o: SpatialG
 
 /** kNN edges (k per row, fewer when there are fewer other points), rows sorted by column. */
 function knnEdges(points: ArrayLike<number>, n: number, dim: number, k: number): RawEdges {
-  const t = buildKdTree(points, n, dim);
-  const { indices: nbr, distances } = kdKnnSelf(t, k);
+  const { indices: nbr, distances } = knnSelf(points, n, dim, k);
   return rowsFromDense(nbr, distances, n, k, () => true);
+}
+
+/** Exact kNN of every point (itself left out): a bucket grid in 2-d, a k-d tree otherwise. */
+function knnSelf(points: ArrayLike<number>, n: number, dim: number, k: number) {
+  return dim === 2 ? gridKnnSelf(points, n, k) : kdKnnSelf(buildKdTree(points, n, dim), k);
 }
 
 /** CSR (columns sorted) from n × k neighbour lists, keeping entries where `keep(distance)`. */
@@ -231,8 +236,7 @@ function gridEdges(points: ArrayLike<number>, n: number, dim: number, o: Spatial
     base = { indptr: g.indptr, indices: g.indices, dist: new Float64Array(g.indices.length).fill(1) };
   } else {
     const k = o.nNeighs ?? 6;
-    const t = buildKdTree(points, n, dim);
-    const { indices: nbr, distances } = kdKnnSelf(t, k);
+    const { indices: nbr, distances } = knnSelf(points, n, dim, k);
     const present = distances.filter((d) => Number.isFinite(d));
     const cutoff = median(present) * 1.3;
     base = rowsFromDense(nbr, distances, n, k, (d) => d < cutoff);

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { Rng } from "../../../../src/sdk/math/rng.js";
 import { delaunayNeighbors } from "../../../../src/sdk/math/spatial/delaunay.js";
 import { type CsrGraph, spatialGraph } from "../../../../src/sdk/math/spatial/graph.js";
+import { gridKnnSelf } from "../../../../src/sdk/math/spatial/grid-knn.js";
+import { buildKdTree, kdKnnSelf } from "../../../../src/sdk/math/spatial/kdtree.js";
 
 /** n clustered 2-d points (tissue-like: blobs of cells). */
 function points(n: number, seed = 3): Float64Array {
@@ -191,3 +193,28 @@ function emptyCircle(p: Float64Array, n: number, a: number, b: number, c: number
   }
   return true;
 }
+
+describe("gridKnnSelf", () => {
+  it("equals the k-d tree's exact neighbours (same order, ties by index) on clustered, uniform and lattice points", () => {
+    const rng = new Rng(9);
+    const sets: [Float64Array, number][] = [
+      [points(4000, 11), 4000],
+      [Float64Array.from({ length: 6000 }, () => rng.uniform(0, 100)), 3000],
+      // A square lattice: many equal distances.
+      [
+        Float64Array.from({ length: 2 * 900 }, (_, i) =>
+          i % 2 === 0 ? (i >> 1) % 30 : Math.floor((i >> 1) / 30),
+        ),
+        900,
+      ],
+    ];
+    for (const [x, n] of sets) {
+      for (const k of [1, 6, 15]) {
+        const a = gridKnnSelf(x, n, k);
+        const b = kdKnnSelf(buildKdTree(x, n, 2), k);
+        expect(Array.from(a.indices)).toEqual(Array.from(b.indices));
+        expect(Array.from(a.distances)).toEqual(Array.from(b.distances));
+      }
+    }
+  });
+});
