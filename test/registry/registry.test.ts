@@ -78,6 +78,7 @@ describe("loading", () => {
         "custom.set_category_colors",
         "im.calculate_image_features",
         "im.segment",
+        "io.merscope",
         "io.read_10x_h5",
         "io.read_10x_mtx",
         "io.read_zarr",
@@ -86,6 +87,7 @@ describe("loading", () => {
         "read.open_data",
         "read.read_data",
         "read.visium",
+        "read.vizgen",
       ]);
       expect(keys).toEqual(
         expect.arrayContaining([

@@ -16,6 +16,7 @@ export const plugin = definePlugin({
   modules: [
     "./visium.js",
     "./xenium.js",
+    "./merscope.js",
     "./tenx.js",
     "./zarr.js",
     { path: "./squidpy.js", namespace: "read" },

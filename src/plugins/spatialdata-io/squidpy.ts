@@ -1,5 +1,6 @@
 /** squidpy's reader names (namespace `read`): `visium`, `vizgen`, `nanostring`, over the same SDK readers. */
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
+import { readMerscope } from "../../sdk/io/vendors/merscope/read.js";
 import { readVisium } from "../../sdk/io/vendors/visium/read.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { finish, reportTo } from "./report.js";
@@ -43,6 +44,57 @@ export async function visium(
         dataset_id: params.library_id ?? null,
         counts_file: params.counts_file ?? null,
         ...(params.load_images !== undefined ? { load_images: params.load_images } : {}),
+      },
+      reportTo(ctx),
+    ),
+    ctx,
+  );
+}
+
+/** Params of squidpy's `read.vizgen`. */
+export interface SquidpyVizgenParams {
+  /**
+   * The MERSCOPE region folder.
+   * @pathKind folder
+   * @maxLength 4096
+   */
+  path: string;
+  /**
+   * Cell-by-gene file inside the folder (default `cell_by_gene.csv`).
+   * @maxLength 4096
+   */
+  counts_file?: string | null;
+  /**
+   * Cell metadata file inside the folder (default `cell_metadata.csv`).
+   * @maxLength 4096
+   */
+  meta_file?: string | null;
+  /**
+   * micron → mosaic-pixel transform inside the folder (default from `images/`).
+   * @maxLength 4096
+   */
+  transformation_file?: string | null;
+  /**
+   * Library id naming the mosaic images (default the folder's name).
+   * @maxLength 256
+   */
+  library_id?: string | null;
+}
+
+/** Read a MERSCOPE (Vizgen) folder (squidpy's `read.vizgen`; the same reader as `io.merscope`). */
+export async function vizgen(
+  _sd: SpatialData,
+  params: SquidpyVizgenParams,
+  ctx: OpContext,
+): Promise<SpatialData> {
+  return finish(
+    await readMerscope(
+      params.path,
+      {
+        dataset_id: params.library_id ?? null,
+        counts_file: params.counts_file ?? null,
+        meta_file: params.meta_file ?? null,
+        transformation_file: params.transformation_file ?? null,
       },
       reportTo(ctx),
     ),

@@ -142,3 +142,20 @@ describe("sessions on instrument folders", () => {
     expect(Object.keys(s.data.tables)).toEqual([]);
   }, 60_000);
 });
+
+describe("MERSCOPE operations", () => {
+  it("io.merscope and read.vizgen read the same folder", async () => {
+    const { merscope } = await import("../../../src/plugins/spatialdata-io/merscope.js");
+    const { vizgen } = await import("../../../src/plugins/spatialdata-io/squidpy.js");
+    const { ctx, logs } = testContext();
+    const a = await merscope(EMPTY, { path: fixture("sfe-toy/vizgen_cellbound"), transcripts: false }, ctx);
+    expect(logs.join("\n")).toMatch(/micron → mosaic pixel/);
+    const b = await vizgen(
+      EMPTY,
+      { path: fixture("sfe-toy/vizgen_cellbound"), library_id: "r1" },
+      testContext().ctx,
+    );
+    expect(b.tables.table!.obs.index.values).toEqual(a.tables.table!.obs.index.values);
+    expect(Object.keys(b.images)).toEqual(["r1_z1", "r1_z2", "r1_z3"]);
+  });
+});

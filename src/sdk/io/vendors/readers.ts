@@ -3,6 +3,7 @@
  * specific first). Importing this module registers them.
  */
 
+import { readMerscope } from "./merscope/read.js";
 import { has, isFolder, registerVendorReader } from "./recognize.js";
 import { readTenxMatrixFolder } from "./tenx/folder.js";
 import { isMexFolder } from "./tenx/mex.js";
@@ -40,4 +41,12 @@ registerVendorReader({
   looksFor: "matrix.mtx, barcodes.tsv and features.tsv (or genes.tsv), gzipped or not",
   matches: (dir) => isFolder(dir) && isMexFolder(dir),
   read: (dir, report) => readTenxMatrixFolder(dir, report),
+});
+
+registerVendorReader({
+  key: "io.merscope",
+  looksFor:
+    "cell_by_gene.csv with cell_metadata.csv (and optionally detected_transcripts.csv, cell_boundaries, images/manifest.json)",
+  matches: (dir) => has(dir, "cell_by_gene.csv") && has(dir, "cell_metadata.csv"),
+  read: (dir, report) => readMerscope(dir, {}, report),
 });
