@@ -2,7 +2,7 @@
  * The squidpy recipes, run end to end through the SDK facade (real worker threads) on real data:
  * squidpy's own Visium test fixture (49 spots of mouse brain with Leiden clusters, uns `spatial`, so
  * the graph is a grid) and a 1,500-cell subsample of the synth_10k reference counts. ligrec's means
- * on the Visium fixture are checked against squidpy's stored reference.
+ * on the Visium fixture are checked against squidpy's stored reference; the recipes' plot steps draw.
  */
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -23,7 +23,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "tessera-sq-recipes-"));
   await cp(fixture("squidpy-tests/test_data.h5ad"), join(dataDir, "visium.h5ad"));
   await cp(reference("synth_10k/input.h5ad"), join(dataDir, "synth.h5ad"));
-  t = await Tessera.start({ dataDir, plugins: ["tessera", "scanpy", "squidpy"] });
+  t = await Tessera.start({ dataDir, plugins: ["tessera", "scanpy", "squidpy", "plots"] });
 });
 afterAll(async () => {
   await t?.close();
@@ -76,6 +76,9 @@ describe("squidpy recipes end to end", () => {
     }
     expectAllCompleted(await s.runRecipe(t.recipe("spatial_point_patterns"), { cluster_key: "leiden" }));
     expect((uns(s, "leiden_ripley_L/L_stat") as DataFrame).columnOrder).toEqual(["bins", "leiden", "stats"]);
+    // The recipes' plot steps drew their figures.
+    const drawn = s.appState.plots.filter((p) => p.status === "drawn").map((p) => p.function);
+    expect(drawn).toEqual(["nhood_enrichment", "centrality_scores", "interaction_matrix", "ripley"]);
   }, 180_000);
 
   it("spatially_variable_moran and _geary on the Visium fixture's highly variable genes", async () => {
