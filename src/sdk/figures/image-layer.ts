@@ -111,7 +111,8 @@ export async function imageLayer(
       height: eh,
       href,
       preserveAspectRatio: "none",
-      transform: `matrix(${m.map((v) => String(Number(v.toPrecision(10)))).join(" ")})`,
+      // SVG orders a matrix by columns: (a, b, c, d, e, f) = (m00, m10, m01, m11, m02, m12)
+      transform: `matrix(${[m[0], m[3], m[1], m[4], m[2], m[5]].map((v) => String(Number(v.toPrecision(10)))).join(" ")})`,
       class: "image-layer",
       "data-element": name,
       "data-level": k,

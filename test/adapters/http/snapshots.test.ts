@@ -2,7 +2,7 @@
  * The snapshot routes against the real server on 127.0.0.1: a preview PNG (bounded to 480 px), a
  * snapshot written as four siblings whose PNG pixels at isolated cells' centres carry the colour the
  * categorical palette gives their category (computed here from the data and the palette, not from the
- * renderer), provenance read back from the PNG chunk and the PDF Info, the gallery, file, thumbnail
+ * renderer), the image under the cells equal to the raster store's own composite, provenance read back from the PNG chunk and the PDF Info, the gallery, file, thumbnail
  * and delete routes, and 400/404 for bad requests.
  */
 import { existsSync } from "node:fs";
@@ -220,5 +220,79 @@ describe("bad requests", () => {
     expect((await ts.api(`/api/sessions/nope/snapshot`, { method: "POST", json: body() })).status).toBe(404);
     expect((await ts.api("/api/snapshots/..%2Fetc/file?fmt=png")).status).toBe(404);
     expect((await ts.api("/api/snapshots/abc/file?fmt=svg")).status).toBe(400);
+  });
+});
+
+describe("image under the cells", () => {
+  it("composites the display's image as the raster store does, under the cells", async () => {
+    const s = ts.server.service.session(id);
+    const name = Object.keys(s.data.images)[0]!;
+    const info = await s.imageInfo(name);
+    const p2w = info.pixel_to_world!;
+    const worldPerPx = Math.sqrt(Math.abs(p2w[0] * p2w[4] - p2w[1] * p2w[3]));
+    // one level-0 pixel per PNG pixel at 96 dpi, looking at the image's centre
+    const z = Math.log2(1 / worldPerPx);
+    const l0 = info.levels[0]!;
+    const [cx, cy] = [
+      p2w[0] * (l0.width / 2) + p2w[1] * (l0.height / 2) + p2w[2],
+      p2w[3] * (l0.width / 2) + p2w[4] * (l0.height / 2) + p2w[5],
+    ];
+    s.putDisplay({
+      id: "img",
+      type: "spatial_canvas",
+      encoding: { coords: "obsm:spatial", image_layer: name, show_points: false, legend_visible: false },
+      viewport: { target: [cx, cy], zoom: z },
+    });
+    const r = await ts.api(`/api/sessions/${id}/snapshot`, {
+      method: "POST",
+      json: {
+        viewport: { target: [cx, cy], zoom: z },
+        width_px: 120,
+        height_px: 100,
+        dpi: 96,
+        display_id: "img",
+        formats: ["png"],
+      },
+    });
+    expect(r.status, await r.clone().text()).toBe(200);
+    const { name: snap } = (await r.json()) as { name: string };
+    const png = new Uint8Array(await (await ts.api(`/api/snapshots/${snap}/file?fmt=png`)).arrayBuffer());
+    const meta = JSON.parse(readPngText(png)[SNAPSHOT_PNG_KEY]!) as SnapshotSidecar;
+    expect(meta.render.image_element).toBe(name);
+    // the reference: the store's own composite of level 0 with the display's channels
+    const tile = await s.rasters.tileRgb(name, 0, 0, 0, { display: "img" });
+    expect(tile.width).toBeGreaterThanOrEqual(Math.min(l0.width, info.tile_size));
+    const inv = (wx: number, wy: number): [number, number] => {
+      const det = p2w[0] * p2w[4] - p2w[1] * p2w[3];
+      const dx = wx - p2w[2];
+      const dy = wy - p2w[5];
+      return [(p2w[4] * dx - p2w[1] * dy) / det, (-p2w[3] * dx + p2w[0] * dy) / det];
+    };
+    let checked = 0;
+    for (const [px, py] of [
+      [30, 30],
+      [60, 50],
+      [90, 70],
+      [45, 80],
+    ] as const) {
+      // the PNG pixel's centre in level-0 pixels
+      const wx = cx + (px + 0.5 - 60) * worldPerPx;
+      const wy = cy + (py + 0.5 - 50) * worldPerPx;
+      const [ix, iy] = inv(wx, wy);
+      if (ix < 1 || iy < 1 || ix >= tile.width - 1 || iy >= tile.height - 1) continue;
+      const got = await pixel(png, px, py);
+      for (let c = 0; c < 3; c++) {
+        const around = [
+          [Math.floor(ix - 0.5), Math.floor(iy - 0.5)],
+          [Math.ceil(ix - 0.5), Math.floor(iy - 0.5)],
+          [Math.floor(ix - 0.5), Math.ceil(iy - 0.5)],
+          [Math.ceil(ix - 0.5), Math.ceil(iy - 0.5)],
+        ].map(([x, y]) => tile.rgb[(y! * tile.width + x!) * 3 + c]!);
+        expect(got[c]!).toBeGreaterThanOrEqual(Math.min(...around) - 2);
+        expect(got[c]!).toBeLessThanOrEqual(Math.max(...around) + 2);
+      }
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(2);
   });
 });
