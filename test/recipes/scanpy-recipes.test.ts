@@ -21,7 +21,7 @@ beforeAll(async () => {
     join(dataDir, "cells.adata.zarr"),
     { recursive: true },
   );
-  t = await Tessera.start({ dataDir, plugins: ["tessera", "scanpy"] });
+  t = await Tessera.start({ dataDir, plugins: ["tessera", "scanpy", "plots"] });
 });
 afterAll(async () => {
   await t?.close();
@@ -75,6 +75,10 @@ describe("scanpy recipes end to end", () => {
     expect(Object.keys(s.session.data.tables.table!.uns.entries)).toEqual(
       expect.arrayContaining(["rank_genes_groups", "leiden", "umap", "neighbors", "pca"]),
     );
+    // The dot plot of each cluster's top genes is drawn (recorded as a pl plot).
+    expect(s.appState.plots.map((p) => [p.namespace, p.function, p.status])).toEqual([
+      ["pl", "rank_genes_groups_dotplot", "drawn"],
+    ]);
   });
 
   it("counts_to_clusters, then tsne_diffmap, paga_trajectory and cluster_hierarchy_markers", async () => {
