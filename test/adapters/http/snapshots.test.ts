@@ -296,3 +296,59 @@ describe("image under the cells", () => {
     expect(checked).toBeGreaterThan(2);
   });
 });
+
+describe("boundaries and the PDF", () => {
+  it("draws the cells' boundary polygons in their cell's colour when the mode asks for shapes", async () => {
+    const s = ts.server.service.session(id);
+    const shapesName = Object.keys(s.data.shapes).find((n) => !n.startsWith("_"))!;
+    s.putDisplay({
+      ...display,
+      id: "shapes",
+      encoding: { ...display.encoding, render_mode: "shapes", shapes_layer: shapesName, opacity: 1 },
+    });
+    const r = await ts.api(`/api/sessions/${id}/snapshot`, {
+      method: "POST",
+      json: body({ display_id: "shapes", formats: ["png", "pdf"] }),
+    });
+    expect(r.status, await r.clone().text()).toBe(200);
+    const { name } = (await r.json()) as { name: string };
+    const png = new Uint8Array(await (await ts.api(`/api/snapshots/${name}/file?fmt=png`)).arrayBuffer());
+    const meta = JSON.parse(readPngText(png)[SNAPSHOT_PNG_KEY]!) as SnapshotSidecar;
+    expect(meta.render.shapes_drawn).toBeGreaterThan(0);
+    // filled polygons are drawn at 0.8 × opacity over the light background (#f4f4f2), as on the canvas
+    const bg = [0xf4, 0xf4, 0xf2];
+    const k = DPI / 96;
+    const scale = 2 ** zoom;
+    let checked = 0;
+    for (let i = 0; i < xs.length && checked < 8; i += 7) {
+      const px = (xs[i]! - target[0]) * scale + W / 2;
+      const py = (ys[i]! - target[1]) * scale + H / 2;
+      if (px < 10 || py < 10 || px > W - 170 || py > H - 50) continue;
+      const want = cellColor(i).map((v, c) => v * 0.8 + bg[c]! * 0.2);
+      const got = await pixel(png, px * k, py * k);
+      for (let c = 0; c < 3; c++) expect(Math.abs(got[c]! - want[c]!), `cell ${i}`).toBeLessThanOrEqual(3);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(3);
+    const pdf = Buffer.from(
+      await (await ts.api(`/api/snapshots/${name}/file?fmt=pdf`)).arrayBuffer(),
+    ).toString("latin1");
+    expect(pdf).toMatch(/\/MediaBox \[0 0 300 225\]/); // 400 × 300 px at 0.75 pt per px
+  });
+
+  it("draws vector cells in the PDF as one marker form placed per cell", async () => {
+    const r = await ts.api(`/api/sessions/${id}/snapshot`, {
+      method: "POST",
+      json: body({ formats: ["pdf"] }),
+    });
+    const { name, formats } = (await r.json()) as { name: string; formats: string[] };
+    expect(formats).toEqual(["pdf"]);
+    expect(existsSync(join(ts.dataDir, `${name}.figure.png`))).toBe(false);
+    expect(existsSync(join(ts.dataDir, `${name}.figure.thumb.png`))).toBe(true);
+    const pdf = Buffer.from(
+      await (await ts.api(`/api/snapshots/${name}/file?fmt=pdf`)).arrayBuffer(),
+    ).toString("latin1");
+    expect(pdf).toMatch(/\/TxMarkerC \d+ 0 R/);
+    expect((await ts.api(`/api/snapshots/${name}/file?fmt=png`)).status).toBe(404);
+  });
+});
