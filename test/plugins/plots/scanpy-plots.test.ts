@@ -219,6 +219,18 @@ describe("sc.pl plots through the engine", () => {
     );
   });
 
+  it("a sc.pl figure survives a checkpoint: served from the file after reopening, and redrawn there", async () => {
+    const f = await draw("sc.pl.matrixplot", { var_names: genes().slice(0, 2), groupby: "domain" });
+    const path = await s.save();
+    const s2 = await t.open(path);
+    const plot = s2.appState.plots.find((p) => p.id === f.id)!;
+    expect(plot).toMatchObject({ namespace: "pl", function: "matrixplot", status: "drawn" });
+    expect(Buffer.from(await s2.figure(f.id, "png")).equals(Buffer.from(f.png))).toBe(true);
+    const ticket = await s2.session.redraw(f.id);
+    expect((await ticket.done).status).toBe("completed");
+    expect(new TextDecoder().decode(await s2.figure(f.id, "svg"))).toBe(f.svg);
+  });
+
   it("a plot is invalidated when a field it read changes, and redraws with the new data", async () => {
     const f = await draw("sc.pl.umap", { color: "domain" });
     const other = await draw("sc.pl.pca_variance_ratio", {});
