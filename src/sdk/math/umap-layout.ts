@@ -15,6 +15,7 @@
  * Everything is seeded; the SGD runs in one thread in edge order, so a seed gives one result.
  */
 import type { SparseMatrix } from "../data/arrays.js";
+import { symEigenJacobi } from "./linalg.js";
 import type { Rng } from "./rng.js";
 import { optimizeLayout, sgdPart, sgdSetup } from "./umap-sgd.js";
 
@@ -190,66 +191,6 @@ export function connectedComponents(g: {
   return { labels, count };
 }
 
-/**
- * Eigen-decomposition of a small dense symmetric matrix (row-major n × n) by cyclic Jacobi rotations.
- * Returns the eigenvalues in decreasing order and the eigenvectors as the columns of a row-major n × n.
- */
-export function symmetricEigen(
-  matrix: Float64Array,
-  n: number,
-): { values: Float64Array; vectors: Float64Array } {
-  const A = Float64Array.from(matrix);
-  const V = new Float64Array(n * n);
-  for (let i = 0; i < n; i++) V[i * n + i] = 1;
-  for (let sweep = 0; sweep < 100; sweep++) {
-    let off = 0;
-    let diag = 0;
-    for (let i = 0; i < n; i++) {
-      diag += A[i * n + i]! ** 2;
-      for (let j = i + 1; j < n; j++) off += A[i * n + j]! ** 2;
-    }
-    if (off <= 1e-30 * Math.max(diag, 1e-300)) break;
-    for (let p = 0; p < n; p++) {
-      for (let q = p + 1; q < n; q++) {
-        const apq = A[p * n + q]!;
-        if (apq === 0) continue;
-        const app = A[p * n + p]!;
-        const aqq = A[q * n + q]!;
-        const theta = (aqq - app) / (2 * apq);
-        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1);
-        const s = t * c;
-        for (let k = 0; k < n; k++) {
-          const akp = A[k * n + p]!;
-          const akq = A[k * n + q]!;
-          A[k * n + p] = c * akp - s * akq;
-          A[k * n + q] = s * akp + c * akq;
-        }
-        for (let k = 0; k < n; k++) {
-          const apk = A[p * n + k]!;
-          const aqk = A[q * n + k]!;
-          A[p * n + k] = c * apk - s * aqk;
-          A[q * n + k] = s * apk + c * aqk;
-        }
-        for (let k = 0; k < n; k++) {
-          const vkp = V[k * n + p]!;
-          const vkq = V[k * n + q]!;
-          V[k * n + p] = c * vkp - s * vkq;
-          V[k * n + q] = s * vkp + c * vkq;
-        }
-      }
-    }
-  }
-  const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => A[y * n + y]! - A[x * n + x]!);
-  const values = new Float64Array(n);
-  const vectors = new Float64Array(n * n);
-  order.forEach((src, dst) => {
-    values[dst] = A[src * n + src]!;
-    for (let k = 0; k < n; k++) vectors[k * n + dst] = V[k * n + src]!;
-  });
-  return { values, vectors };
-}
-
 function dot(x: Float64Array, y: Float64Array): number {
   let s = 0;
   for (let i = 0; i < x.length; i++) s += x[i]! * y[i]!;
@@ -386,7 +327,7 @@ function krylovSchur(
     // Ritz pairs of the symmetrised projection.
     const T = new Float64Array(m * m);
     for (let i = 0; i < m; i++) for (let j = 0; j < m; j++) T[i * m + j] = 0.5 * (H[h(i, j)]! + H[h(j, i)]!);
-    const eig = symmetricEigen(T, m);
+    const eig = symEigenJacobi(T, m);
     values = eig.values;
     S = eig.vectors;
     let converged = true;
@@ -477,7 +418,7 @@ function spectralConnected(g: CsrGraph, dim: number, rng: Rng, signal?: AbortSig
       }
     for (let i = 0; i < n; i++)
       for (let j = i + 1; j < n; j++) M[i * n + j] = M[j * n + i] = 0.5 * (M[i * n + j]! + M[j * n + i]!);
-    const { vectors } = symmetricEigen(M, n);
+    const { vectors } = symEigenJacobi(M, n);
     for (let i = 0; i < n; i++) for (let d = 0; d < dim; d++) out[i * dim + d] = vectors[i * n + d + 1] ?? 0;
     return out;
   }
@@ -548,7 +489,7 @@ function componentLayout(
     }
   const dd = deg.map((x) => Math.sqrt(Math.max(x, 1e-300)));
   for (let i = 0; i < count; i++) for (let j = 0; j < count; j++) A[i * count + j]! /= dd[i]! * dd[j]!;
-  const { vectors } = symmetricEigen(A, count);
+  const { vectors } = symEigenJacobi(A, count);
   for (let d = 0; d < dim; d++) {
     // Skip the top (trivial) vector; undo the normalisation; fix the sign so the largest entry is positive.
     let big = 0;
