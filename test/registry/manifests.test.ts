@@ -32,7 +32,7 @@ describe("manifests are generated, never edited", () => {
     ]);
   });
 
-  it.each(["scanpy", "spatial", "tessera", "testkit"])(
+  it.each(["plots", "scanpy", "spatial", "tessera", "testkit"])(
     "regenerating %s gives byte-identical manifest.json",
     async (name) => {
       const committed = readFileSync(join(PLUGINS, name, "manifest.json"), "utf8");
