@@ -21,5 +21,6 @@ export const plugin = definePlugin({
     "./ripley.js",
     "./ligrec.js",
     "./sepal.js",
+    { path: "./var-by-distance.js", namespace: "tl" },
   ],
 });
