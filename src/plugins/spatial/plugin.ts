@@ -20,5 +20,6 @@ export const plugin = definePlugin({
     "./tma.js",
     { path: "./im.js", namespace: "im" },
     { path: "./segment.js", namespace: "im" },
+    "./plots.js",
   ],
 });
