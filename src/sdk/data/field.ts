@@ -19,7 +19,13 @@ export interface FieldTable {
   /** Row labels (cell or gene names), or null when rows have no names (e.g. sparse triplets). */
   readonly index: readonly string[] | null;
   readonly indexName: string;
-  readonly columns: readonly { readonly name: string; readonly get: (row: number) => FieldValue }[];
+  /** The columns: each a name and the value at a row. */
+  readonly columns: readonly {
+    /** Column name (the obs column, the gene, `<key>_<i>` for an obsm component …). */
+    readonly name: string;
+    /** The value at row `row` (0-based). */
+    readonly get: (row: number) => FieldValue;
+  }[];
   readonly nRows: number;
 }
 

@@ -19,6 +19,7 @@ export interface FunctionInfo {
 
 /** Something that finds functions by key (`Registry`). */
 export interface FunctionLookup {
+  /** The function of `key` (`sc.pp.pca`), or undefined when no configured plugin has it. */
   get(key: string): FunctionInfo | undefined;
 }
 

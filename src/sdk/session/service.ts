@@ -63,6 +63,10 @@ function reportSweep(removed: readonly SweptScrap[]): void {
   );
 }
 
+/**
+ * The session store: the configuration, the function registry, the worker pool, the event bus and
+ * the open sessions. The HTTP server, the CLI and the `Tessera` facade are thin layers over one.
+ */
 export class Service {
   readonly config: ServiceConfig;
   readonly registry: Registry;

@@ -18,7 +18,7 @@ export interface OpenStoreOptions {
   headers?: Record<string, string>;
   /** Called after every HTTP request. */
   onRequest?: (info: HttpRequestInfo) => void;
-  /** Root folder inside a zip (see {@link ZipStore.open}); detected when omitted. */
+  /** Root folder inside a zip (see `ZipStore.open`); detected when omitted. */
   zipPrefix?: string;
 }
 
@@ -31,10 +31,10 @@ function isZipName(p: string): boolean {
 
 /**
  * Open a zarr store from a location:
- * - `http(s)://….zip` → {@link ZipStore} over HTTP range requests;
- * - any other `http(s)://` URL → {@link HttpStore} (a zarr directory; no listing);
+ * - `http(s)://….zip` → `ZipStore` over HTTP range requests;
+ * - any other `http(s)://` URL → `HttpStore` (a zarr directory; no listing);
  * - a local directory → `FsStore`;
- * - a local file ending in `.zip` or starting with the zip signature `PK\x03\x04` → {@link ZipStore} over the file.
+ * - a local file ending in `.zip` or starting with the zip signature `PK\x03\x04` → `ZipStore` over the file.
  *
  * Throws `Error("<path>: no such file or directory")` for a missing path and
  * `Error("<path>: not a zarr store or .zarr.zip (…)")` for anything else.

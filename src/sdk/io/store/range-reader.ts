@@ -90,7 +90,7 @@ export class BlobRangeReader implements RangeReader {
   }
 }
 
-/** What {@link HttpRangeReader} reports for every HTTP request it makes. */
+/** What `HttpRangeReader` reports for every HTTP request it makes. */
 export interface HttpRequestInfo {
   /** The URL requested. */
   url: string;

@@ -27,7 +27,7 @@ export interface ZipWriteEntry {
   data: ZipEntrySource;
 }
 
-/** Options of {@link writeZip}. */
+/** Options of `writeZip`. */
 export interface WriteZipOptions {
   /** Write ZIP64 records even when not needed (for tests; yazl switches to ZIP64 by itself past 4 GiB/65535). */
   forceZip64Format?: boolean;
@@ -45,7 +45,7 @@ export interface WriteZipOptions {
   workDir?: string;
 }
 
-/** Result of {@link writeZip}. */
+/** Result of `writeZip`. */
 export interface WrittenZip {
   /** Final path of the archive. */
   path: string;
