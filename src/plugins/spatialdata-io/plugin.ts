@@ -17,6 +17,7 @@ export const plugin = definePlugin({
     "./visium.js",
     "./xenium.js",
     "./merscope.js",
+    "./cosmx.js",
     "./tenx.js",
     "./zarr.js",
     { path: "./squidpy.js", namespace: "read" },

@@ -1,5 +1,6 @@
 /** squidpy's reader names (namespace `read`): `visium`, `vizgen`, `nanostring`, over the same SDK readers. */
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
+import { readCosmx } from "../../sdk/io/vendors/cosmx/read.js";
 import { readMerscope } from "../../sdk/io/vendors/merscope/read.js";
 import { readVisium } from "../../sdk/io/vendors/visium/read.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
@@ -96,6 +97,42 @@ export async function vizgen(
         meta_file: params.meta_file ?? null,
         transformation_file: params.transformation_file ?? null,
       },
+      reportTo(ctx),
+    ),
+    ctx,
+  );
+}
+
+/** Params of squidpy's `read.nanostring`. */
+export interface SquidpyNanostringParams {
+  /**
+   * The CosMx export folder.
+   * @pathKind folder
+   * @maxLength 4096
+   */
+  path: string;
+  /**
+   * Expression matrix inside the folder (default the one `*_exprMat_file.csv`).
+   * @maxLength 4096
+   */
+  counts_file?: string | null;
+  /**
+   * Cell metadata inside the folder (default the one `*_metadata_file.csv`).
+   * @maxLength 4096
+   */
+  meta_file?: string | null;
+}
+
+/** Read a CosMx (NanoString) export (squidpy's `read.nanostring`; the same reader as `io.cosmx`). */
+export async function nanostring(
+  _sd: SpatialData,
+  params: SquidpyNanostringParams,
+  ctx: OpContext,
+): Promise<SpatialData> {
+  return finish(
+    await readCosmx(
+      params.path,
+      { counts_file: params.counts_file ?? null, meta_file: params.meta_file ?? null },
       reportTo(ctx),
     ),
     ctx,

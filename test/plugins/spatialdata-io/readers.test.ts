@@ -159,3 +159,16 @@ describe("MERSCOPE operations", () => {
     expect(Object.keys(b.images)).toEqual(["r1_z1", "r1_z2", "r1_z3"]);
   });
 });
+
+describe("CosMx operations", () => {
+  it("io.cosmx and read.nanostring read the same folder", async () => {
+    const { cosmx } = await import("../../../src/plugins/spatialdata-io/cosmx.js");
+    const { nanostring } = await import("../../../src/plugins/spatialdata-io/squidpy.js");
+    const { ctx, logs } = testContext();
+    const a = await cosmx(EMPTY, { path: fixture("sfe-toy/cosmx"), transcripts: false }, ctx);
+    expect(logs.join("\n")).toMatch(/27 cells \(background cell 0 of each FOV dropped\), 960 targets/);
+    expect(Object.keys(a.points)).toEqual([]);
+    const b = await nanostring(EMPTY, { path: fixture("sfe-toy/cosmx") }, testContext().ctx);
+    expect(b.tables.table!.obs.index.values).toEqual(a.tables.table!.obs.index.values);
+  });
+});

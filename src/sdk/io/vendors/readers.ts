@@ -3,6 +3,7 @@
  * specific first). Importing this module registers them.
  */
 
+import { COSMX_FILES, findOne, readCosmx } from "./cosmx/read.js";
 import { readMerscope } from "./merscope/read.js";
 import { has, isFolder, registerVendorReader } from "./recognize.js";
 import { readTenxMatrixFolder } from "./tenx/folder.js";
@@ -49,4 +50,13 @@ registerVendorReader({
     "cell_by_gene.csv with cell_metadata.csv (and optionally detected_transcripts.csv, cell_boundaries, images/manifest.json)",
   matches: (dir) => has(dir, "cell_by_gene.csv") && has(dir, "cell_metadata.csv"),
   read: (dir, report) => readMerscope(dir, {}, report),
+});
+
+registerVendorReader({
+  key: "io.cosmx",
+  looksFor: "*_exprMat_file.csv with *_metadata_file.csv (and optionally *_tx_file.csv, *-polygons.csv)",
+  matches: (dir) =>
+    findOne(dir, COSMX_FILES.counts, "exprMat") !== null &&
+    findOne(dir, COSMX_FILES.meta, "metadata") !== null,
+  read: (dir, report) => readCosmx(dir, {}, report),
 });
