@@ -13,6 +13,8 @@
  * - `FIGURE_DPI_RANGE`: the dpi a figure may be rendered at.
  */
 import { existsSync } from "node:fs";
+import { promisify } from "node:util";
+import { deflate } from "node:zlib";
 import PDFDocument from "pdfkit";
 import sharp from "sharp";
 import SVGtoPDF from "svg-to-pdfkit";
@@ -88,6 +90,8 @@ export interface PdfOptions {
   info?: Record<string, string>;
 }
 
+const deflateAsync = promisify(deflate);
+
 /** Opaque PNGs larger than this go into the PDF as JPEG (see `pdfRaster`). */
 const PDF_JPEG_ABOVE_BYTES = 256 * 1024;
 
@@ -104,6 +108,47 @@ async function pdfRaster(bytes: Buffer): Promise<Buffer> {
   const colorType = bytes[25];
   if (colorType !== 0 && colorType !== 2) return bytes; // alpha or palette
   return sharp(bytes).jpeg({ quality: 95, chromaSubsampling: "4:4:4" }).toBuffer();
+}
+
+/** Whether a PNG has an alpha channel (colour type 4 or 6). */
+function pngHasAlpha(bytes: Buffer): boolean {
+  return bytes.length > 26 && bytes[1] === 0x50 && bytes[2] === 0x4e && (bytes[25] === 4 || bytes[25] === 6);
+}
+
+/**
+ * A PNG with alpha as a pdfkit image object: RGB and a DeviceGray soft mask, split here and deflated
+ * on the thread pool. pdfkit would decode the PNG and split its alpha in JS on the main thread
+ * (seconds for the 5-megapixel raster of a million cells, blocking the event loop).
+ */
+async function alphaImage(
+  doc: InstanceType<typeof PDFDocument>,
+  png: Buffer,
+  label: string,
+): Promise<{ width: number; height: number; label: string; obj: unknown; embed(): void }> {
+  const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const n = info.width * info.height;
+  const rgb = Buffer.allocUnsafe(n * 3);
+  const alpha = Buffer.allocUnsafe(n);
+  for (let i = 0, j = 0, k = 0; i < n; i++, j += 4, k += 3) {
+    rgb[k] = data[j]!;
+    rgb[k + 1] = data[j + 1]!;
+    rgb[k + 2] = data[j + 2]!;
+    alpha[i] = data[j + 3]!;
+  }
+  const [rgbZ, alphaZ] = await Promise.all([deflateAsync(rgb), deflateAsync(alpha)]);
+  const d = doc as unknown as { ref(data: Record<string, unknown>): { end(b: Buffer): void } };
+  const common = {
+    Type: "XObject",
+    Subtype: "Image",
+    Width: info.width,
+    Height: info.height,
+    BitsPerComponent: 8,
+  };
+  const smask = d.ref({ ...common, ColorSpace: "DeviceGray", Filter: "FlateDecode" });
+  smask.end(alphaZ);
+  const obj = d.ref({ ...common, ColorSpace: "DeviceRGB", Filter: "FlateDecode", SMask: smask });
+  obj.end(rgbZ);
+  return { width: info.width, height: info.height, label, obj, embed() {} };
 }
 
 /** Prefix of the image references `svgToPdf` substitutes for data URIs. */
@@ -151,7 +196,20 @@ export async function svgToPdf(svg: string, opts: PdfOptions): Promise<Uint8Arra
     images.push(Buffer.from(b64, "base64"));
     return `href="${IMAGE_REF}${images.length - 1}"`;
   });
-  for (let i = 0; i < images.length; i++) images[i] = await pdfRaster(images[i]!);
+  const refs: string[] = [];
+  for (let i = 0; i < images.length; i++) {
+    const img = images[i]!;
+    if (pngHasAlpha(img) && img.length > PDF_JPEG_ABOVE_BYTES) {
+      // registered under a name svg-to-pdfkit hands back to doc.openImage
+      const key = `${IMAGE_REF}alpha${i}`;
+      (doc as unknown as { _imageRegistry: Record<string, unknown> })._imageRegistry[key] = await alphaImage(
+        doc,
+        img,
+        `Tx${i}`,
+      );
+      refs[i] = key;
+    } else images[i] = await pdfRaster(img);
+  }
   const parts: Buffer[] = [];
   const done = new Promise<void>((resolve, reject) => {
     doc.on("data", (b: Buffer) => parts.push(b));

@@ -5,7 +5,7 @@ import { pngSize, svgToPdf, svgToPng } from "../../../src/sdk/figures/export.js"
 import { colorBar, niceScaleLength, scaleBar, swatches } from "../../../src/sdk/figures/legend.js";
 import { readPdfInfo } from "../../../src/sdk/figures/pdf-info.js";
 import { addPngText, readPngText } from "../../../src/sdk/figures/png-text.js";
-import { escapeXml, rect, svgDocument, text } from "../../../src/sdk/figures/svg.js";
+import { escapeXml, image, rect, svgDocument, text } from "../../../src/sdk/figures/svg.js";
 
 async function pixel(png: Uint8Array, x: number, y: number): Promise<number[]> {
   const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
@@ -93,6 +93,36 @@ describe("svgToPdf", () => {
     const info = readPdfInfo(pdf);
     expect(info.Title).toBe("fig");
     expect(JSON.parse(info.Keywords!)).toEqual({ dataset: "démo (1)", n: 3 });
+  });
+});
+
+describe("rasters in the PDF", () => {
+  it("embeds a large raster with alpha as RGB plus a soft mask, and a large opaque one as JPEG", async () => {
+    const n = 600 * 600;
+    const rgba = new Uint8Array(n * 4);
+    let seed = 12345; // xorshift noise: a PNG over 256 KB
+    for (let i = 0; i < rgba.length; i++) {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      rgba[i] = seed & 255;
+    }
+    const withAlpha = await sharp(rgba, { raw: { width: 600, height: 600, channels: 4 } })
+      .png()
+      .toBuffer();
+    const opaque = await sharp(rgba, { raw: { width: 600, height: 600, channels: 4 } })
+      .removeAlpha()
+      .png()
+      .toBuffer();
+    expect(withAlpha.length).toBeGreaterThan(256 * 1024);
+    const svg = svgDocument({
+      width: 300,
+      height: 300,
+      children: [image(0, 0, 300, 300, opaque), image(0, 0, 300, 300, withAlpha)],
+    });
+    const pdf = Buffer.from(await svgToPdf(svg, { widthPt: 300, heightPt: 300 })).toString("latin1");
+    expect(pdf).toMatch(/\/SMask \d+ 0 R/);
+    expect(pdf).toMatch(/\/DCTDecode/);
   });
 });
 
