@@ -73,6 +73,12 @@ function linspace(start: number, stop: number, num: number): Float64Array {
 /** Right-closed bin codes of x against sorted edges (-1 outside or NaN), as pandas `cut` assigns them. */
 function cutCodes(x: Float64Array, edges: Float64Array): Int32Array {
   for (let i = 1; i < edges.length; i++) {
+    if (Number.isNaN(edges[i]!))
+      // NaN edges come from NaN means or dispersions: NaN in X, which log1p gives for values below
+      // -1, i.e. it was run on data already scaled or centred (negative values).
+      throw new Error(
+        "highly_variable_genes: the genes' means or dispersions are NaN: X holds NaN or negative values (data already scaled or centred, then log1p?); run it on counts normalised and log-transformed once (sc.pp.normalize_total, sc.pp.log1p), or pick a layer of such data",
+      );
     if (!(edges[i]! > edges[i - 1]!))
       throw new Error(`highly_variable_genes: bin edges must be unique (${edges[i]})`);
   }
