@@ -8,7 +8,7 @@
  * packages (test runner, linter, bundler) are not part of the running service and are not listed.
  */
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -63,6 +63,34 @@ async function readPackage(dir: string): Promise<PackageJson | null> {
   }
 }
 
+/** Licence file headers that name an SPDX licence unambiguously. */
+const LICENSE_FILE_HEADERS: [RegExp, string][] = [
+  [/^\s*(the\s+)?mit\s+license/i, "MIT"],
+  [/^\s*isc\s+license/i, "ISC"],
+  [/^\s*apache\s+license\s*,?\s*version\s+2\.0/i, "Apache-2.0"],
+  [/^\s*bsd\s+2-clause/i, "BSD-2-Clause"],
+  [/^\s*bsd\s+3-clause/i, "BSD-3-Clause"],
+];
+
+/**
+ * The licence a package's LICENSE file names when its package.json has none (png-js, a dependency of
+ * pdfkit, ships an MIT LICENSE file and no `license` field). Only a recognised first line counts.
+ */
+async function licenseFromFile(dir: string): Promise<string | null> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return null;
+  }
+  for (const name of names) {
+    if (!/^(licen[cs]e|copying)(\.(md|txt))?$/i.test(name)) continue;
+    const head = (await readFile(join(dir, name), "utf8").catch(() => "")).slice(0, 200);
+    for (const [pattern, spdx] of LICENSE_FILE_HEADERS) if (pattern.test(head)) return spdx;
+  }
+  return null;
+}
+
 /** Where Node would find package `name` required from the package at `fromDir` (walking up `node_modules`). */
 function resolvePackageDir(fromDir: string, name: string): string | null {
   for (let dir = fromDir; ; dir = dirname(dir)) {
@@ -96,6 +124,7 @@ export async function installedLicenses(rootDir: string): Promise<NpmLicense[]> 
       version: pkg.version ?? "unknown",
       license: licenseOf(pkg),
     };
+    if (entry.license === "UNKNOWN") entry.license = (await licenseFromFile(dir)) ?? "UNKNOWN";
     seen.set(`${entry.name}@${entry.version}`, entry);
     for (const dep of depsOf(pkg)) queue.push({ from: dir, name: dep });
   }

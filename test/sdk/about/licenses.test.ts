@@ -53,3 +53,29 @@ describe("installedLicenses", () => {
     }
   });
 });
+
+describe("a package without a license field", () => {
+  it("takes the licence its LICENSE file names on its first line, else UNKNOWN", async () => {
+    const root = await mkdtemp(join(tmpdir(), "tessera-lic-file-"));
+    try {
+      await writeFile(
+        join(root, "package.json"),
+        JSON.stringify({ name: "app", dependencies: { "with-file": "1", "odd-file": "1" } }),
+      );
+      for (const [name, text] of [
+        ["with-file", "MIT License\n\nCopyright (c) 2017 Someone\n"],
+        ["odd-file", "All rights reserved by the author.\n"],
+      ] as const) {
+        const dir = join(root, "node_modules", name);
+        await mkdir(dir, { recursive: true });
+        await writeFile(join(dir, "package.json"), JSON.stringify({ name, version: "1.0.0" }));
+        await writeFile(join(dir, "LICENSE"), text);
+      }
+      const list = await installedLicenses(root);
+      expect(list.find((p) => p.name === "with-file")?.license).toBe("MIT");
+      expect(list.find((p) => p.name === "odd-file")?.license).toBe("UNKNOWN");
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
