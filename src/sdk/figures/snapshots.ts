@@ -237,33 +237,46 @@ export async function createSnapshot(
   const json = JSON.stringify(sidecar);
   const base = snapshotBase(s.name);
   const at = (suffix: string) => join(dataDir, `${base}${suffix}`);
-  const written: string[] = [];
+  // PDF (JS on this thread), PNG and thumbnail (librsvg on the thread pool) are made at once.
+  const targets: string[] = [];
+  const write = async (suffix: string, make: () => Promise<Uint8Array>): Promise<void> => {
+    targets.push(at(suffix));
+    await writeAtomic(at(suffix), await make());
+  };
+  const longest = Math.max(req.width_px, req.height_px);
+  const tasks: Promise<void>[] = [];
+  if (formats.includes("pdf"))
+    tasks.push(
+      write(".figure.pdf", () =>
+        svgToPdf(figure.svg, {
+          widthPt: figure.widthPt,
+          heightPt: figure.heightPt,
+          info: {
+            Title: sidecar.label || `${sidecar.dataset} (${sidecar.kind})`,
+            Subject: `Tessera snapshot; provenance JSON (${SNAPSHOT_PNG_KEY}) in Keywords`,
+            Keywords: json,
+          },
+        }),
+      ),
+    );
+  if (formats.includes("png"))
+    tasks.push(
+      write(".figure.png", async () =>
+        addPngText(await svgToPng(figure.svg, { dpi: req.dpi }), SNAPSHOT_PNG_KEY, json),
+      ),
+    );
+  tasks.push(
+    write(".figure.thumb.png", async () =>
+      addPngText(await svgToPng(figure.svg, { dpi: (THUMBNAIL_PX * 96) / longest }), SNAPSHOT_PNG_KEY, json),
+    ),
+  );
+  const settled = await Promise.allSettled(tasks);
+  const failed = settled.find((r) => r.status === "rejected");
   try {
-    if (formats.includes("pdf")) {
-      const pdf = await svgToPdf(figure.svg, {
-        widthPt: figure.widthPt,
-        heightPt: figure.heightPt,
-        info: {
-          Title: sidecar.label || `${sidecar.dataset} (${sidecar.kind})`,
-          Subject: `Tessera snapshot; provenance JSON (${SNAPSHOT_PNG_KEY}) in Keywords`,
-          Keywords: json,
-        },
-      });
-      await writeAtomic(at(".figure.pdf"), pdf);
-      written.push(at(".figure.pdf"));
-    }
-    if (formats.includes("png")) {
-      const png = await svgToPng(figure.svg, { dpi: req.dpi });
-      await writeAtomic(at(".figure.png"), addPngText(png, SNAPSHOT_PNG_KEY, json));
-      written.push(at(".figure.png"));
-    }
-    const longest = Math.max(req.width_px, req.height_px);
-    const thumb = await svgToPng(figure.svg, { dpi: (THUMBNAIL_PX * 96) / longest });
-    await writeAtomic(at(".figure.thumb.png"), addPngText(thumb, SNAPSHOT_PNG_KEY, json));
-    written.push(at(".figure.thumb.png"));
+    if (failed) throw failed.reason;
     await writeAtomic(at(SIDECAR_SUFFIX), `${JSON.stringify(sidecar, null, 2)}\n`);
   } catch (err) {
-    await Promise.all(written.map((p) => rm(p, { force: true })));
+    await Promise.all(targets.map((p) => rm(p, { force: true })));
     throw err;
   }
   return { status: "ok", name: base, formats, rasterized_points: figure.render.rasterized_points };
