@@ -26,7 +26,7 @@ import { mirroredGene } from "../io/checkpoint/mirror-gene.js";
 import { type Checkpoint, readFigure } from "../io/checkpoint/read.js";
 import { validateAppState } from "../io/checkpoint/validate.js";
 import { datasetName, type FigureFile } from "../io/checkpoint/write.js";
-import type { OpContext, PlotResult } from "../jobs/operation.js";
+import type { OpContext } from "../jobs/operation.js";
 import { SerialQueue } from "../jobs/queue.js";
 import { Rng } from "../math/rng.js";
 import type { RasterHub, RenderedImage, RenderOptions, SessionRasters } from "../raster/hub.js";
@@ -59,6 +59,19 @@ import {
 import { checkSelection, type ExportSelection, isExport } from "./export-selection.js";
 import { defaultActiveTable, describeFields } from "./fields.js";
 import type { SessionFunctions } from "./functions.js";
+import {
+  computeResult,
+  type FigureSet,
+  isSpatialData,
+  type JobRecord,
+  logHook,
+  makeJobRecord,
+  plotFigures,
+  poolTask,
+  progressHook,
+  readerResult,
+  seedOf,
+} from "./job-runner.js";
 import { openLoadPath, restorePlan } from "./load.js";
 import { containParams, containPath } from "./paths.js";
 import { resolveSaveTarget, type SaveTarget, type SaveTicket, targetPaths } from "./save.js";
@@ -71,7 +84,6 @@ import type {
   EnginePool,
   JobAnswer,
   JobKind,
-  JobOutcome,
   JobStatus,
   JobTicket,
   QueueItem,
@@ -121,31 +133,6 @@ export interface SessionRestore {
   readonly activeTable: string | null;
 }
 
-/** The figure bytes of a drawn plot. */
-interface FigureSet {
-  svg?: Uint8Array;
-  png?: Uint8Array;
-  pdf?: Uint8Array;
-}
-
-/** A job's bookkeeping. */
-interface JobRecord {
-  readonly id: string;
-  readonly kind: JobKind;
-  readonly descriptor: Descriptor | null;
-  /** History entry or plot this job drives (`id` itself, or the plot of a redraw). */
-  readonly entryId: string | null;
-  /** A redraw of a plot that had been drawn before. */
-  readonly redraw: boolean;
-  status: JobStatus;
-  log: string[];
-  error?: string;
-  /** What `job.completed` carried beyond the ids (save: `{path, export}`; compute: `{structural_diff}` …). */
-  result?: Record<string, unknown>;
-  readonly done: Promise<JobOutcome>;
-  settle(outcome: JobOutcome): void;
-}
-
 /** A recipe run's answer. */
 export interface RecipeRun {
   /** Tickets of the steps queued (mode `run`), in order. */
@@ -158,33 +145,6 @@ const now = () => new Date().toISOString();
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function isPlotResult(v: unknown): v is PlotResult {
-  return (
-    typeof v === "object" &&
-    v !== null &&
-    (v as PlotResult).kind === "plot" &&
-    typeof (v as PlotResult).svg === "string"
-  );
-}
-
-function isSpatialData(v: unknown): v is SpatialData {
-  return typeof v === "object" && v !== null && (v as SpatialData).kind === "spatialdata";
-}
-
-/** The seed of a job: the params' `random_state` or `seed` when an integer, else 0. */
-function seedOf(params: Record<string, unknown>): number {
-  for (const k of ["random_state", "seed"]) {
-    const v = params[k];
-    if (typeof v === "number" && Number.isInteger(v)) return v;
-  }
-  return 0;
-}
-
-/** Every element of an object as field paths (what a whole replacement touches). */
-function elementPaths(sd: SpatialData): string[] {
-  return ELEMENT_KINDS.flatMap((k) => Object.keys(sd[k]).map((n) => `${k}:${n}`));
 }
 
 /** A session (see the module comment). Create with `Session.create` (through `Service`). */
@@ -859,11 +819,7 @@ export class Session {
     entryId: string | null,
     redraw: boolean,
   ): JobRecord {
-    let settle!: (o: JobOutcome) => void;
-    const done = new Promise<JobOutcome>((r) => {
-      settle = r;
-    });
-    const rec: JobRecord = { id, kind, descriptor, entryId, redraw, status: "queued", log: [], done, settle };
+    const rec = makeJobRecord(id, kind, descriptor, entryId, redraw);
     this.jobs.set(id, rec);
     return rec;
   }
@@ -882,29 +838,14 @@ export class Session {
     return { job_id: jobId, status: rec.status, done: rec.done };
   }
 
-  /**
-   * The progress hook of a job: `job.progress` events, at most every 250 ms unless the message changes or the
-   * job reaches the end, so a kernel reporting per row does not flood the event stream.
-   */
+  /** The progress hook of a job (`job.progress`, throttled). */
   private progressTo(rec: JobRecord): (fraction: number, message?: string) => void {
-    let last = 0;
-    let lastMessage: string | undefined;
-    return (fraction, message) => {
-      const now = Date.now();
-      const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 0;
-      if (now - last < 250 && message === lastMessage && f < 1) return;
-      last = now;
-      lastMessage = message;
-      this.emit("job.progress", { job_id: rec.id, fraction: f, ...(message ? { message } : {}) });
-    };
+    return progressHook(rec, (event, data) => this.emit(event, data));
   }
 
-  /** The OpContext hooks of a job: log lines kept on the record and sent as `job.log`. */
+  /** The log hook of a job (kept on the record, sent as `job.log`). */
   private logTo(rec: JobRecord): (text: string) => void {
-    return (text: string) => {
-      rec.log.push(text);
-      this.emit("job.log", { job_id: rec.id, chunk: `${text}\n` });
-    };
+    return logHook(rec, (event, data) => this.emit(event, data));
   }
 
   private startJob(rec: JobRecord): void {
@@ -935,16 +876,7 @@ export class Session {
         entry.effect_class === "read"
           ? await this.runReader(entry, opParams, signal, this.logTo(rec), this.progressTo(rec))
           : await this.deps.pool.run(
-              {
-                module: entry.module,
-                export: entry.export,
-                sdata: this.committed,
-                params: opParams,
-                table: this.active ?? "",
-                seed: seedOf(opParams),
-                threads: this.deps.config.nThreads,
-                effect: entry.effect_class,
-              },
+              poolTask(entry, this.committed, opParams, this.active, this.deps.config.nThreads),
               { signal, onLog: this.logTo(rec), onProgress: this.progressTo(rec), name: entry.key },
             );
       this.commit(rec, entry, result);
@@ -957,31 +889,17 @@ export class Session {
   private commit(rec: JobRecord, entry: EngineFunction, result: unknown): void {
     const finished = now();
     if (entry.effect_class === "plot") {
-      if (!isPlotResult(result))
-        throw new Error(`${entry.key} returned no figure (a plot returns {kind: "plot", svg, references})`);
-      const figs: FigureSet = { svg: new TextEncoder().encode(result.svg) };
-      if (result.png) figs.png = result.png;
-      if (result.pdf) figs.pdf = result.pdf;
-      this.figureBytes.set(rec.entryId!, figs);
-      this.app = transition(this.app, rec.entryId!, "drawn", { references: [...(result.references ?? [])] });
+      const { figures, references } = plotFigures(entry, result);
+      this.figureBytes.set(rec.entryId!, figures);
+      this.app = transition(this.app, rec.entryId!, "drawn", { references });
       this.finish(rec, { plot_id: rec.entryId });
       this.emit("plot.drawn", { plot_id: rec.entryId });
       return;
     }
-    let sdata: SpatialData;
-    let diff: Record<string, string[]>;
-    let touched: string[];
-    if (entry.effect_class === "read") {
-      if (!isSpatialData(result)) throw new Error(`${entry.key} returned no SpatialData object`);
-      touched = [...new Set([...elementPaths(this.committed), ...elementPaths(result)])];
-      diff = Object.fromEntries(
-        ELEMENT_KINDS.map((k) => [k, Object.keys(result[k])]).filter(([, v]) => v.length),
-      );
-      sdata = result;
-    } else {
-      const applied = applyChange(this.committed, (result ?? {}) as Change);
-      ({ sdata, diff, touched } = applied);
-    }
+    const { sdata, diff, touched } =
+      entry.effect_class === "read"
+        ? readerResult(entry, this.committed, result)
+        : computeResult(this.committed, result);
     // The commit: from here to the end of the function nothing awaits.
     this.committed = sdata;
     this.versions = bumpVersions(this.versions, touched);
@@ -1066,13 +984,7 @@ export class Session {
       try {
         const value = await this.deps.pool.run(
           {
-            module: entry.module,
-            export: entry.export,
-            sdata: this.committed,
-            params: opParams,
-            table: this.active ?? "",
-            seed: seedOf(opParams),
-            threads: this.deps.config.nThreads,
+            ...poolTask(entry, this.committed, opParams, this.active, this.deps.config.nThreads),
             effect: "extract",
           },
           { onLog: (t) => rec.log.push(t), name: entry.key },
@@ -1116,13 +1028,7 @@ export class Session {
     } else {
       out = await this.deps.pool.run(
         {
-          module: entry.module,
-          export: entry.export,
-          sdata: makeSpatialData(),
-          params,
-          table: this.active ?? "",
-          seed: seedOf(params),
-          threads: this.deps.config.nThreads,
+          ...poolTask(entry, makeSpatialData(), params, this.active, this.deps.config.nThreads),
           effect: "read",
         },
         { signal, onLog: log, onProgress: progress, name: entry.key },
