@@ -21,6 +21,7 @@ import "./memory-budget-node.js";
 import { openStore } from "./store/open-store.js";
 import { readOmeTiff } from "./tiff/read.js";
 import "./vendors/readers.js";
+import { unsupportedFormatMessage } from "./known-formats.js";
 import { lookedFor, recognizeVendor } from "./vendors/recognize.js";
 import { readTenxH5File } from "./vendors/tenx/folder.js";
 import { indexChildLister, openZarr } from "./zarr/open.js";
@@ -81,6 +82,8 @@ export async function openData(location: string): Promise<OpenResult> {
     };
   }
 
+  const unsupported = isDir ? null : unsupportedFormatMessage(location);
+  if (unsupported) throw new DataError(unsupported);
   const store = await openStore(location);
   // A folder with no zarr metadata at its root that fails as a store: say what every reader looked for.
   const noZarrRoot = isDir && !ZARR_ROOT_FILES.some((f) => existsSync(join(location, f)));
