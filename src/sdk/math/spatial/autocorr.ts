@@ -99,7 +99,10 @@ export function normalVariance(mode: AutocorrMode, m: WeightMoments, n: number):
   return v - (1 / (n - 1)) ** 2;
 }
 
-/** Per feature: centred values z (in place of a copy), Σz², y = Wz (and, for Geary, Σⱼ zⱼ² cⱼ). */
+/**
+ * Centred values z and y = Wz, both cell-major (n × features: a cell's values for every feature are
+ * contiguous, so a permutation reads whole rows of y), Σz² and Σⱼ zⱼ² cⱼ per feature, row sums of W.
+ */
 interface Prepared {
   readonly z: Float64Array;
   readonly y: Float64Array;
@@ -111,8 +114,8 @@ interface Prepared {
 function prepare(g: CsrGraph, f: FeatureRows): Prepared {
   const { n, indptr, indices, data } = g;
   const { nFeatures: m } = f;
-  const z = allocArray("float64", m * n) as Float64Array;
-  const y = allocArray("float64", m * n) as Float64Array;
+  const z = allocArray("float64", n * m) as Float64Array;
+  const y = allocArray("float64", n * m) as Float64Array;
   const z2 = new Float64Array(m);
   const zc = new Float64Array(m);
   const rowSums = allocArray("float64", n) as Float64Array;
@@ -132,18 +135,19 @@ function prepare(g: CsrGraph, f: FeatureRows): Prepared {
     let sc = 0;
     for (let i = 0; i < n; i++) {
       const v = (f.data[o + i] as number) - mean;
-      z[o + i] = v;
+      z[i * m + k] = v;
       ss += v * v;
       sc += v * v * (colSums[i] as number);
     }
     z2[k] = ss;
     zc[k] = sc;
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      for (let p = indptr[i] as number; p < (indptr[i + 1] as number); p++) {
-        s += (data[p] as number) * (z[o + (indices[p] as number)] as number);
-      }
-      y[o + i] = s;
+  }
+  for (let i = 0; i < n; i++) {
+    const yi = i * m;
+    for (let p = indptr[i] as number; p < (indptr[i + 1] as number); p++) {
+      const w = data[p] as number;
+      const zj = (indices[p] as number) * m;
+      for (let k = 0; k < m; k++) y[yi + k] += w * (z[zj + k] as number);
     }
   }
   return { z, y, z2, zc, rowSums };
@@ -151,32 +155,35 @@ function prepare(g: CsrGraph, f: FeatureRows): Prepared {
 
 /** The observed statistic of each feature (scanpy's `morans_i` / `gearys_c`). */
 export function autocorrScores(g: CsrGraph, f: FeatureRows, mode: AutocorrMode): Float64Array {
-  return scoresFrom(prepare(g, f), g, f, mode);
+  return scoresFrom(prepare(g, f), g, f.nFeatures, mode);
 }
 
-function scoresFrom(pr: Prepared, g: CsrGraph, f: FeatureRows, mode: AutocorrMode): Float64Array {
+function scoresFrom(pr: Prepared, g: CsrGraph, m: number, mode: AutocorrMode): Float64Array {
   const { n, indptr, indices, data } = g;
-  const m = f.nFeatures;
   let s0 = 0;
   for (let p = 0; p < data.length; p++) s0 += data[p] as number;
-  const out = new Float64Array(m);
-  for (let k = 0; k < m; k++) {
-    const o = k * n;
-    if (mode === "moran") {
-      let num = 0;
-      for (let i = 0; i < n; i++) num += (pr.z[o + i] as number) * (pr.y[o + i] as number);
-      out[k] = ((n / s0) * num) / (pr.z2[k] as number);
-    } else {
-      let num = 0;
-      for (let i = 0; i < n; i++) {
-        const zi = pr.z[o + i] as number;
-        for (let p = indptr[i] as number; p < (indptr[i + 1] as number); p++) {
-          const d = zi - (pr.z[o + (indices[p] as number)] as number);
-          num += (data[p] as number) * d * d;
+  const num = new Float64Array(m);
+  if (mode === "moran") {
+    for (let i = 0; i < n; i++)
+      for (let k = 0; k < m; k++) num[k] += (pr.z[i * m + k] as number) * (pr.y[i * m + k] as number);
+  } else {
+    for (let i = 0; i < n; i++) {
+      for (let p = indptr[i] as number; p < (indptr[i + 1] as number); p++) {
+        const w = data[p] as number;
+        const zj = (indices[p] as number) * m;
+        for (let k = 0; k < m; k++) {
+          const d = (pr.z[i * m + k] as number) - (pr.z[zj + k] as number);
+          num[k] += w * d * d;
         }
       }
-      out[k] = ((n - 1) * num) / (2 * s0 * (pr.z2[k] as number));
     }
+  }
+  const out = new Float64Array(m);
+  for (let k = 0; k < m; k++) {
+    out[k] =
+      mode === "moran"
+        ? ((n / s0) * (num[k] as number)) / (pr.z2[k] as number)
+        : ((n - 1) * (num[k] as number)) / (2 * s0 * (pr.z2[k] as number));
   }
   return out;
 }
@@ -206,7 +213,7 @@ export async function autocorrWithPerms(
   opts: AutocorrPermOptions,
 ): Promise<AutocorrResult> {
   const pr = prepare(g, f);
-  const scores = scoresFrom(pr, g, f, mode);
+  const scores = scoresFrom(pr, g, f.nFeatures, mode);
   if (opts.nPerms <= 0) return { scores, perms: null };
   const { n } = g;
   const m = f.nFeatures;
@@ -251,8 +258,8 @@ export async function autocorrWithPerms(
 
 /**
  * Permutations [from, to): for each, a Fisher–Yates shuffle seeded by (seed, index), then per
- * feature A = Σᵢ zᵢ y_π(i) and (Geary) B = Σᵢ zᵢ² r_π(i). Self-contained: it runs as source text in
- * worker threads.
+ * feature A = Σᵢ zᵢ y_π(i) and (Geary) B = Σᵢ zᵢ² r_π(i), reading z and y cell-major (row π(i) of y
+ * is contiguous). Self-contained: it runs as source text in worker threads.
  */
 function permutationKernel(
   z: Float64Array,
@@ -268,8 +275,10 @@ function permutationKernel(
   sumB: Float64Array,
 ): void {
   const perm = new Int32Array(n);
+  const a = new Float64Array(m);
+  const b = new Float64Array(m);
   for (let q = from; q < to; q++) {
-    // splitmix32-style seeding of a xorshift128 stream per permutation index.
+    // splitmix32-style hashing of a counter, seeded per permutation index.
     let h = ((Math.imul(seed | 0, 0x9e3779b1) ^ Math.imul(q, 0x85ebca6b)) + 0x6a09e667) >>> 0;
     const next32 = () => {
       h = (h + 0x9e3779b9) >>> 0;
@@ -287,33 +296,24 @@ function permutationKernel(
       perm[i] = perm[j] as number;
       perm[j] = t;
     }
-    for (let k = 0; k < m; k++) {
-      const o = k * n;
-      let a0 = 0;
-      let a1 = 0;
-      let b0 = 0;
-      let b1 = 0;
-      let i = 0;
-      for (; i + 1 < n; i += 2) {
-        const p0 = perm[i] as number;
-        const p1 = perm[i + 1] as number;
-        const z0 = z[o + i] as number;
-        const z1 = z[o + i + 1] as number;
-        a0 += z0 * (y[o + p0] as number);
-        a1 += z1 * (y[o + p1] as number);
-        if (geary) {
-          b0 += z0 * z0 * (r[p0] as number);
-          b1 += z1 * z1 * (r[p1] as number);
+    a.fill(0);
+    b.fill(0);
+    for (let i = 0; i < n; i++) {
+      const p = perm[i] as number;
+      const zi = i * m;
+      const yp = p * m;
+      for (let k = 0; k < m; k++) a[k] += (z[zi + k] as number) * (y[yp + k] as number);
+      if (geary) {
+        const rp = r[p] as number;
+        for (let k = 0; k < m; k++) {
+          const v = z[zi + k] as number;
+          b[k] += v * v * rp;
         }
       }
-      if (i < n) {
-        const p0 = perm[i] as number;
-        const z0 = z[o + i] as number;
-        a0 += z0 * (y[o + p0] as number);
-        if (geary) b0 += z0 * z0 * (r[p0] as number);
-      }
-      sumA[q * m + k] = a0 + a1;
-      if (geary) sumB[q * m + k] = b0 + b1;
+    }
+    for (let k = 0; k < m; k++) {
+      sumA[q * m + k] = a[k] as number;
+      if (geary) sumB[q * m + k] = b[k] as number;
     }
   }
 }
