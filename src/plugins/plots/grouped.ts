@@ -468,7 +468,7 @@ export async function violin(sd: SpatialData, params: ViolinParams, ctx: OpConte
     references.push(...g.references, ...cc.references);
     const members: number[][] = g.labels.map(() => []);
     for (let i = 0; i < g.of.length; i++) if (g.of[i]! >= 0) members[g.of[i]!]!.push(i);
-    svg = violinChart({
+    svg = await violinChart({
       ...common,
       panels: keys.map((k, i) => ({
         title: undefined,
@@ -481,7 +481,7 @@ export async function violin(sd: SpatialData, params: ViolinParams, ctx: OpConte
       })),
     });
   } else {
-    svg = violinChart({
+    svg = await violinChart({
       ...common,
       panels: [
         {

@@ -4,11 +4,12 @@
  * Densities come from `kde.ts` (seaborn's estimate); `scale` is seaborn's `density_norm`: `width`
  * (every violin equally wide), `area` (widths ∝ peak density), `count` (widths ∝ cells).
  */
-import { circle, group, path, rect, svgDocument } from "../svg.js";
+import { circle, group, image, path, rect, svgDocument } from "../svg.js";
 import { bottomLabels, frame, leftAxis, leftLabels, panelTitle } from "./axes.js";
 import { colormapHex, normalizer } from "./colormaps.js";
 import { type Density, gaussianKde } from "./kde.js";
 import { colorbar } from "./legend.js";
+import { rasterPoints } from "./points-raster.js";
 import { linearScale, padded } from "./scale.js";
 import { clip, maxTextWidth } from "./text-metrics.js";
 
@@ -43,8 +44,11 @@ export interface ViolinChartSpec {
   log?: boolean;
 }
 
-/** At most this many strip dots are drawn per figure (an even subsample of each violin's cells beyond it). */
-export const STRIP_POINT_CAP = 20_000;
+/**
+ * Strips of at most this many dots in a panel are vector circles; a larger strip (every cell, as
+ * scanpy draws it) is one embedded PNG over the panel, as scatter plots do above their cap.
+ */
+export const VECTOR_STRIP_CAP = 2_000;
 
 /** Widths (fractions of the half slot) of each violin's density under a density_norm. */
 function widthFactors(ds: readonly (Density | null)[], scale: ViolinScale): number[] {
@@ -83,8 +87,59 @@ function jitterStream(seed = 0x9e3779b9): () => number {
   };
 }
 
+/** The jittered strip of a panel's cells: vector dots up to `VECTOR_STRIP_CAP`, else one raster. */
+async function strip(
+  data: readonly Float64Array[],
+  ox: number,
+  pw: number,
+  sy: (v: number) => number,
+  spec: ViolinChartSpec,
+  rnd: () => number,
+): Promise<string> {
+  const slotW = pw / data.length;
+  let total = 0;
+  for (const v of data) total += v.length;
+  const xs = new Float32Array(total);
+  const ys = new Float32Array(total);
+  let n = 0;
+  data.forEach((v, i) => {
+    const cx = ox + (i + 0.5) * slotW;
+    const half = slotW * 0.45;
+    for (let k = 0; k < v.length; k++) {
+      if (!Number.isFinite(v[k]!)) continue;
+      xs[n] = cx + (spec.jitter > 0 ? (rnd() * 2 - 1) * spec.jitter * half : 0);
+      ys[n++] = sy(v[k]!);
+    }
+  });
+  if (n <= VECTOR_STRIP_CAP) {
+    const dots: string[] = [];
+    for (let k = 0; k < n; k++) dots.push(circle(xs[k]!, ys[k]!, spec.dotRadius, { fill: "#000" }));
+    return group(dots, { class: "strip" });
+  }
+  let top = Infinity;
+  let bottom = -Infinity;
+  for (let k = 0; k < n; k++) [top, bottom] = [Math.min(top, ys[k]!), Math.max(bottom, ys[k]!)];
+  top -= spec.dotRadius + 1;
+  bottom += spec.dotRadius + 1;
+  for (let k = 0; k < n; k++) {
+    xs[k] = xs[k]! - ox;
+    ys[k] = ys[k]! - top;
+  }
+  const png = await rasterPoints({
+    width: pw,
+    height: bottom - top,
+    x: xs.subarray(0, n),
+    y: ys.subarray(0, n),
+    rgb: () => BLACK,
+    radius: spec.dotRadius,
+  });
+  return image(ox, top, pw, bottom - top, png, { class: "strip-raster" });
+}
+
+const BLACK = [0, 0, 0] as const;
+
 /** The violin figure as an SVG document. */
-export function violinChart(spec: ViolinChartSpec): string {
+export async function violinChart(spec: ViolinChartSpec): Promise<string> {
   const tf = spec.log ? (v: number) => Math.log1p(Math.max(v, 0)) : (v: number) => v;
   const slot = 44;
   const ph = 260;
@@ -92,8 +147,6 @@ export function violinChart(spec: ViolinChartSpec): string {
   const left = 64;
   const labels = spec.panels.flatMap((p) => p.violins.map((v) => clip(v.label)));
   const bottom = maxTextWidth(labels, 10) + 14;
-  const totalViolins = Math.max(1, labels.length);
-  const stripPer = Math.max(1, Math.floor(STRIP_POINT_CAP / totalViolins));
   const rnd = jitterStream();
   const parts: string[] = [];
   let ox = left;
@@ -125,18 +178,8 @@ export function violinChart(spec: ViolinChartSpec): string {
             "stroke-width": 0.6,
           }),
         );
-      if (spec.stripplot) {
-        const v = data[i]!;
-        const step = Math.max(1, Math.ceil(v.length / stripPer));
-        const dots: string[] = [];
-        for (let k = 0; k < v.length; k += step) {
-          if (!Number.isFinite(v[k]!)) continue;
-          const jx = spec.jitter > 0 ? (rnd() * 2 - 1) * spec.jitter * half : 0;
-          dots.push(circle(cx + jx, sy(v[k]!), spec.dotRadius, { fill: "#000" }));
-        }
-        g.push(group(dots, { class: "strip" }));
-      }
     });
+    if (spec.stripplot) g.push(await strip(data, ox, pw, sy, spec, rnd));
     g.push(frame(ox, top, pw, ph));
     g.push(leftAxis(sy, ox, panel.yLabel));
     g.push(

@@ -10,6 +10,7 @@ import {
 import { gridChart } from "../../../../src/sdk/figures/plots/grid-chart.js";
 import { gaussianKde } from "../../../../src/sdk/figures/plots/kde.js";
 import { niceTicks } from "../../../../src/sdk/figures/plots/scale.js";
+import { VECTOR_STRIP_CAP, violinChart } from "../../../../src/sdk/figures/plots/violin-chart.js";
 
 describe("colour maps", () => {
   it("Reds, Blues and bwr run between matplotlib's end colours; viridis is the canvases' LUT", () => {
@@ -82,5 +83,24 @@ describe("grid chart", () => {
     expect(() => gridChart({ rowLabels: ["a"], colLabels: ["x"], values: [1, 2], cmap: "viridis" })).toThrow(
       /2 values for 1 × 1/,
     );
+  });
+});
+
+describe("violin chart", () => {
+  it("draws a strip of vector dots up to the cap, one raster of every cell above it", async () => {
+    const values = (n: number) => Float64Array.from({ length: n }, (_, i) => Math.sin(i) * 3 + (i % 7));
+    const spec = (n: number) => ({
+      panels: [{ yLabel: "g", violins: [{ label: "a", values: values(n), color: "#1f77b4" }] }],
+      scale: "width" as const,
+      stripplot: true,
+      jitter: 0.4,
+      dotRadius: 0.5,
+    });
+    const small = await violinChart(spec(VECTOR_STRIP_CAP));
+    expect(small.match(/<circle /g)).toHaveLength(VECTOR_STRIP_CAP);
+    expect(small).toContain('class="violin"');
+    const big = await violinChart(spec(VECTOR_STRIP_CAP + 1));
+    expect(big.match(/<circle /g)).toBeNull();
+    expect(big.match(/class="strip-raster"/g)).toHaveLength(1);
   });
 });
