@@ -504,9 +504,12 @@ function minimapLayer(
       `<rect x="${num(px)}" y="${num(py)}" width="1" height="1" fill="rgb(${colors.rgba[o]},${colors.rgba[o + 1]},${colors.rgba[o + 2]})"/>`,
     );
   }
+  // the view's rectangle, clipped to the panel (a view wider than the data would spill out of it)
   const [wx0, wy0, wx1, wy1] = frame.worldWindow;
-  const a = map(wx0, wy0);
-  const b = map(wx1, wy1);
+  const clampX = (v: number) => Math.min(x1, Math.max(x0, v));
+  const clampY = (v: number) => Math.min(y1, Math.max(y0, v));
+  const a = map(clampX(wx0), clampY(wy0));
+  const b = map(clampX(wx1), clampY(wy1));
   return group(
     [
       rect(ox - 4, oy - 4, (x1 - x0) * k + 8, (y1 - y0) * k + 8, {
