@@ -129,7 +129,8 @@ function nhoodKernel(
   part: number,
 ): void {
   const kk = k * k;
-  const perm = new Int32Array(n);
+  // Labels fit a byte for up to 255 clusters: a quarter of the cache the edge loop's lookups touch.
+  const perm = k <= 255 ? new Uint8Array(n) : new Int32Array(n);
   const cnt = new Float64Array(kk);
   const base = part * 2 * kk;
   const nb = bounds.length - 1;
@@ -147,8 +148,11 @@ function nhoodKernel(
       const s = bounds[b] as number;
       const e = bounds[b + 1] as number;
       for (let i = e - 1; i > s; i--) {
-        const u = (next32() * 2097152 + (next32() >>> 11)) / 9007199254740992;
-        const j = s + Math.floor(u * (i - s + 1));
+        // One 32-bit draw below 2^16 choices (bias < 2^-16 of a choice's probability), else 53 bits.
+        const span = i - s + 1;
+        const u =
+          span <= 65536 ? next32() / 4294967296 : (next32() * 2097152 + (next32() >>> 11)) / 9007199254740992;
+        const j = s + Math.floor(u * span);
         const ci = order[i] as number;
         const cj = order[j] as number;
         const t = perm[ci] as number;
