@@ -18,10 +18,11 @@ import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import type { FieldTable, FieldValue } from "./data/field.js";
 import type { SpatialData } from "./data/spatialdata.js";
-import { NotFoundError } from "./errors.js";
+import { BadRequestError, NotFoundError } from "./errors.js";
 import type { EventBus } from "./events/bus.js";
 import type { TesseraEvent } from "./events/types.js";
 import type { AppState } from "./io/checkpoint/app-state.js";
+import { recipeProblems } from "./recipes/check.js";
 import { parseRecipe, type Recipe, type RecipeCatalogEntry, stepKey } from "./recipes/model.js";
 import type { PreflightResult } from "./recipes/preflight.js";
 import type { RecipeValues } from "./recipes/substitute.js";
@@ -307,6 +308,16 @@ export class Tessera {
         })`,
       );
     return r;
+  }
+
+  /**
+   * Check a recipe with `values` before loading anything: unknown values, required params without
+   * one, unknown functions and every step's params against its schema. Throws a `BadRequestError`
+   * (400) listing every problem; `tessera run` calls it before it opens the input.
+   */
+  checkRecipe(recipe: Recipe, values: RecipeValues = {}): void {
+    const problems = recipeProblems(recipe, this.service.registry, values);
+    if (problems.length) throw new BadRequestError(`recipe ${recipe.meta.name}: ${problems.join("; ")}`);
   }
 
   /** Follow the event stream; returns the unsubscribe function. */

@@ -131,6 +131,8 @@ export async function runCommand(opts: RunOptions, io: RunIo = STD_IO): Promise<
   try {
     const recipe = await loadRecipe(opts.recipe, t);
     const values = parseValues(recipe, opts.params);
+    // Params and functions are checked before the input is loaded (a large dataset takes minutes).
+    t.checkRecipe(recipe, values);
 
     const t0 = Date.now();
     io.out(`loading ${input}`);
