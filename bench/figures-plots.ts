@@ -10,7 +10,8 @@
  * log1p, seurat HVGs, PCA, t-test ranking, spatial kNN graph, nhood_enrichment, interaction_matrix,
  * degree centrality, ripley L, ligrec), except two stand-ins that do not change what a plot costs:
  * `X_umap` is PCA's first two components (the drawing is the same for any 2-d embedding), and
- * co-occurrence (quadratic in cells in squidpy) is computed on every tenth cell (20,000).
+ * co-occurrence and Ripley's L (quadratic in cells; the peers skipped them at 200k) are computed on every
+ * tenth cell (20,000): their plots draw curves whose size does not depend on the number of cells.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -66,6 +67,7 @@ console.log(
   `data: ${source}, ${t().obs.index.values.length.toLocaleString("en")} cells × ${t().var.index.values.length.toLocaleString("en")} genes (${secs(t0)} s)`,
 );
 t0 = performance.now();
+const step = (name: string) => console.log(`  ${name} (${secs(t0)} s)`);
 sd = apply(sd, await normalize_total(sd, {}, ctx));
 sd = apply(sd, await log1p(sd, {}, ctx));
 sd = apply(sd, await highly_variable_genes(sd, { flavor: "seurat", n_top_genes: 1000 }, ctx));
@@ -84,12 +86,14 @@ sd = apply(sd, await pca(sd, { n_comps: 20 }, ctx));
     tables: { table: { obsm: { X_umap: { kind: "dense", dtype: "float32", shape: [n, 2], data: u } } } },
   });
 }
+step("normalize_total, log1p, highly_variable_genes, pca");
 sd = apply(sd, await rank_genes_groups(sd, { groupby, method: "t-test" }, ctx));
+step("rank_genes_groups");
 sd = apply(sd, await spatial_neighbors(sd, { coord_type: "generic", n_neighs: 6 }, ctx));
 sd = apply(sd, await nhood_enrichment(sd, { cluster_key: groupby, n_perms: 20, seed: 0 }, ctx));
 sd = apply(sd, await interaction_matrix(sd, { cluster_key: groupby }, ctx));
 sd = apply(sd, await centrality_scores(sd, { cluster_key: groupby, score: ["degree_centrality"] }, ctx));
-sd = apply(sd, await ripley(sd, { cluster_key: groupby, mode: "L", n_simulations: 20, seed: 0 }, ctx));
+step("spatial_neighbors, nhood_enrichment, interaction_matrix, centrality_scores");
 {
   const pos = Int32Array.from({ length: 20_000 }, (_, i) => i * 10);
   const spatial = t().obsm.spatial!;
@@ -101,8 +105,12 @@ sd = apply(sd, await ripley(sd, { cluster_key: groupby, mode: "L", n_simulations
   });
   const small = makeSpatialData({ tables: { table } });
   const occ = await co_occurrence(small, { cluster_key: groupby }, ctx);
-  const key = `${groupby}_co_occurrence`;
-  sd = apply(sd, { tables: { table: { uns: { [key]: occ.tables!.table!.uns![key]! } } } });
+  const rip = await ripley(small, { cluster_key: groupby, mode: "L", n_simulations: 20, seed: 0 }, ctx);
+  for (const [key, c] of [
+    [`${groupby}_co_occurrence`, occ],
+    [`${groupby}_ripley_L`, rip],
+  ] as const)
+    sd = apply(sd, { tables: { table: { uns: { [key]: c.tables!.table!.uns![key]! } } } });
 }
 const lrFile = join(args.data!, "synth_200k_lr_pairs.csv");
 const genes = t().var.index.values.map(String);
