@@ -224,10 +224,12 @@ export async function svgToPdf(svg: string, opts: PdfOptions): Promise<Uint8Arra
     // Its warnings are about SVG features it skips (none that figures use); they would go to the console.
     warningCallback: () => {},
     // A Buffer is what pdfkit's openImage takes best; the typings say string.
-    imageCallback: ((link: string) =>
-      link.startsWith(IMAGE_REF) ? images[Number(link.slice(IMAGE_REF.length))] : link) as (
-      l: string,
-    ) => string,
+    // A raster with alpha is a name pdfkit's registry resolves (see `alphaImage`).
+    imageCallback: ((link: string) => {
+      if (!link.startsWith(IMAGE_REF)) return link;
+      const i = Number(link.slice(IMAGE_REF.length));
+      return refs[i] ?? images[i];
+    }) as (l: string) => string,
     fontCallback: (_family: string, bold: boolean) => {
       if (bold && hasBold) return "DejaVuSans-Bold";
       if (hasRegular) return "DejaVuSans";

@@ -122,6 +122,8 @@ describe("rasters in the PDF", () => {
     });
     const pdf = Buffer.from(await svgToPdf(svg, { widthPt: 300, heightPt: 300 })).toString("latin1");
     expect(pdf).toMatch(/\/SMask \d+ 0 R/);
+    // split here (named Tx<i>), not by pdfkit's own PNG reader (which names images I<n>)
+    expect(pdf).toMatch(/\/Tx1 \d+ 0 R/);
     expect(pdf).toMatch(/\/DCTDecode/);
   });
 });
