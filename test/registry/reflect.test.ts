@@ -92,6 +92,28 @@ describe("reflection", () => {
     ).toEqual({ n: 600 });
   });
 
+  it("recognises operations by the contract's types, not their names (an alias, an unnamed change)", async () => {
+    const dir = join(root, "by-contract");
+    const code = `
+type Data = SpatialData;
+/** Params of \`by_alias\`. */
+export interface ByAliasParams {
+  /** A key. */
+  key?: string;
+}
+/** Write no column, with the data model and the change under other names. */
+export async function by_alias(sd: Data, params: ByAliasParams, ctx: OpContext): Promise<{ tables: {} }> {
+  return { tables: {} };
+}
+`;
+    await copyPlugin(TESTKIT, dir, { "ops.ts": code });
+    const m = await buildManifest(dir);
+    expect(m.functions.find((f) => f.function === "by_alias")).toMatchObject({
+      namespace: "custom",
+      effect_class: "compute",
+    });
+  });
+
   it("fails the build when an operation has no TSDoc", async () => {
     const dir = join(root, "undocumented");
     await copyPlugin(TESTKIT, dir, {

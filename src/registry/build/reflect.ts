@@ -1,9 +1,11 @@
 /**
  * Build time only: find a plugin's operations by reflection over its modules' exports with the
  * TypeScript compiler API. An operation is an exported function `(sd: SpatialData, params: XParams,
- * ctx: OpContext)`; its namespace comes from its module (or a `@namespace` tag), its effect class
- * from a `@effect` tag, the namespace (`pl` plots, `read`/`io` read) or its return type, its summary
- * from the first sentence of its TSDoc. Never imported at run time (typescript is a dev dependency).
+ * ctx: OpContext)`, recognised by the contract's types themselves (the data model's
+ * `kind: "spatialdata"`, a `Change`'s slots, a `PlotResult`'s `kind: "plot"`), not by their names.
+ * Its namespace comes from its module (or a `@namespace` tag), its effect class from a `@effect` tag,
+ * the namespace (`pl` plots, `read`/`io` read) or its return type, its summary from the first
+ * sentence of its TSDoc. Loaded only by the manifest build (`npm run manifests`, `tessera plugin build`).
  */
 import ts from "typescript";
 import type { EffectClass } from "../../sdk/jobs/operation.js";
@@ -103,19 +105,40 @@ function nameOfType(t: ts.Type): string | undefined {
   return (t.aliasSymbol ?? t.getSymbol())?.getName();
 }
 
+/** The string literal type of property `name` of `t`, or undefined. */
+function literalProp(t: ts.Type, name: string, checker: ts.TypeChecker): string | undefined {
+  const prop = t.getProperty(name);
+  if (!prop) return undefined;
+  const pt = checker.getTypeOfSymbol(prop);
+  return pt.isStringLiteral() ? pt.value : undefined;
+}
+
+/** The slots a `Change` may name: an object with some of these and nothing else is a change. */
+const CHANGE_KEYS = new Set(["tables", "replaceTables", "images", "labels", "points", "shapes"]);
+
+/**
+ * Whether `t` is the data model's SpatialData, recognised by what it is (its `kind: "spatialdata"`
+ * discriminant and its `tables`), not by the name a plugin's import gives it.
+ */
+function isSpatialData(t: ts.Type, checker: ts.TypeChecker): boolean {
+  return literalProp(t, "kind", checker) === "spatialdata" && t.getProperty("tables") !== undefined;
+}
+
+/** Whether `t` is a `Change` (an object of change slots only), whatever it is called. */
+function isChange(t: ts.Type, checker: ts.TypeChecker): boolean {
+  if (nameOfType(t) === "Change") return true;
+  if (!(t.flags & ts.TypeFlags.Object) || t.getCallSignatures().length) return false;
+  const props = checker.getPropertiesOfType(t);
+  return props.length > 0 && props.every((p) => CHANGE_KEYS.has(p.getName()));
+}
+
 /** The effect class a return type implies, or null when it says nothing (any JSON value → extract). */
 function effectOfReturn(t: ts.Type, checker: ts.TypeChecker): EffectClass | null {
   const awaited = checker.getAwaitedType(t) ?? t;
-  switch (nameOfType(awaited)) {
-    case "Change":
-      return "compute";
-    case "PlotResult":
-      return "plot";
-    case "SpatialData":
-      return "read";
-    default:
-      return null;
-  }
+  if (isSpatialData(awaited, checker)) return "read";
+  if (literalProp(awaited, "kind", checker) === "plot" && awaited.getProperty("svg")) return "plot";
+  if (isChange(awaited, checker)) return "compute";
+  return null;
 }
 
 /** The function-like declaration an exported symbol stands for, or undefined. */
@@ -156,7 +179,15 @@ export function findOperations(program: ts.Program, mod: ModuleSource): FoundOpe
     const params = fn.parameters;
     if (params.length < 2) continue;
     const first = checker.getTypeAtLocation(params[0]!);
-    if (nameOfType(first) !== "SpatialData") continue;
+    if (!isSpatialData(first, checker)) {
+      // Named like the data model but not it: an import that did not resolve (a missing peer
+      // dependency) would otherwise drop every operation silently.
+      if (nameOfType(first) === "SpatialData" || params[0]!.type?.getText(sf) === "SpatialData")
+        throw new Error(
+          `${where}: its first parameter is typed SpatialData but the type does not resolve to Tessera's data model (is tessera-omics installed, and imported from "tessera-omics/plugin"?)`,
+        );
+      continue;
+    }
     if (sym.getJsDocTags(checker).some((t) => t.name === "internal" || t.name === "ignore")) continue;
 
     const typeNode = params[1]!.type;
