@@ -592,21 +592,19 @@ export function optimizeLayoutEuclidean(
   opts: OptimizeOptions,
 ): void {
   // Work in float32 like umap-learn (half the cache footprint of float64 at 100k+ cells).
-  const Y = Float32Array.from(embedding);
-  const words: number[] = [];
   const s = sgdSetup(
-    Y,
+    Float32Array.from(embedding),
     dim,
     head,
     tail,
     epochsPerSample,
     nEpochs,
-    { ...opts, seed: seedWords(opts.rng, words) },
+    { ...opts, seed: seedWords(opts.rng, []) },
     false,
   );
   sgdPart(0, 1, s, () => opts.signal?.aborted ?? false, opts.onProgress ?? null);
   opts.signal?.throwIfAborted();
-  embedding.set(Y);
+  embedding.set(s.Y);
 }
 
 /** Seed words for the SGD's blocks, drawn from `rng` in order as they are asked for. */

@@ -48,12 +48,16 @@ export interface SgdShared {
   readonly initialAlpha: number;
   /** Negative samples per positive one. */
   readonly nsr: number;
-  /** Positions, n × dim row-major, updated in place. */
+  /**
+   * Positions (n × dim row-major, updated in place); with B > 1 blocks then B views (block q's copy of
+   * every position as the epoch began, its own rows moving live in it: one region per block keeps a
+   * block's reads in its own cache-sized array, with no branch on whose row it is) and B delta regions
+   * (block q's moves of rows it does not own; where a move goes is an offset computed without a branch,
+   * since a branch per sample on a random row mispredicts half the time).
+   */
+  readonly P: Float32Array;
+  /** The positions: the first n × dim values of `P`. */
   readonly Y: Float32Array;
-  /** Positions at the start of the epoch (read for rows another block owns); unused with one block. */
-  readonly snap: Float32Array;
-  /** Per block, moves of rows it does not own (blocks × n × dim); unused with one block. */
-  readonly delta: Float32Array;
   /** Blocks of rows (see the module comment). */
   readonly blocks: number;
   readonly head: Int32Array;
@@ -83,7 +87,8 @@ export function sgdPart(
   check: (() => boolean) | null,
   progress: ((f: number) => void) | null,
 ): void {
-  const { n, dim, nEpochs, a, b, gamma, initialAlpha, nsr, Y, snap, delta, head, tail, table, ctrl } = s;
+  const { n, dim, nEpochs, a, b, gamma, initialAlpha, nsr, P, head, tail, table, ctrl } = s;
+  const ND = n * dim;
   const eps = s.epochsPerSample;
   const B = s.blocks;
   const q0 = Math.floor((B * part) / parts);
@@ -130,23 +135,20 @@ export function sgdPart(
   const INV_2_32 = 1 / 4294967296;
   const current = new Float64Array(dim);
   const grad = new Float64Array(dim);
+  if (check?.()) Atomics.store(ctrl, STATE, 1);
+  barrier();
   for (let epoch = 0; epoch < nEpochs; epoch++) {
-    if ((epoch & 7) === 0) {
-      if (check?.()) Atomics.store(ctrl, STATE, 1);
-      progress?.(epoch / nEpochs);
-    }
-    if (B > 1) {
-      // This thread's rows into the snapshot, then everyone's snapshot is complete.
-      for (let k = R0 * dim, end = R1 * dim; k < end; k++) snap[k] = Y[k]!;
-      barrier();
-    }
     if (Atomics.load(ctrl, STATE) !== 0) return;
+    if ((epoch & 7) === 0) progress?.(epoch / nEpochs);
     const alpha = initialAlpha * (1 - epoch / nEpochs);
     for (let q = q0; q < q1; q++) {
-      // Rows this block owns (read live) and where its moves of other rows go.
+      // The block's view: every position as the epoch began, its own rows then moving live.
+      const V = B > 1 ? (1 + q) * ND : 0;
+      if (B > 1) P.copyWithin(V, 0, ND);
       const r0 = s.rowStart[q]!;
-      const r1 = s.rowStart[q + 1]!;
-      const myDelta = q * n * dim;
+      const span = s.rowStart[q + 1]! - r0;
+      // A move of a row outside the block (far = 1) goes to the block's deltas instead.
+      const deltaAt = (1 + B + q) * ND - V;
       const st = (q - q0) * 4;
       let s0 = rngState[st]!;
       let s1 = rngState[st + 1]!;
@@ -157,15 +159,14 @@ export function sgdPart(
         if (nextSample[i]! > epoch) continue;
         const j = head[e]!;
         const k = tail[e]!;
-        const jo = j * dim;
-        const ko = k * dim;
-        const kOwn = k >= r0 && k < r1;
-        const K = kOwn ? Y : snap;
+        const jo = V + j * dim;
+        const ko = V + k * dim;
+        const kw = ko + +((k - r0) >>> 0 >= span) * deltaAt;
         if (dim === 2) {
-          let cx = Y[jo]!;
-          let cy = Y[jo + 1]!;
-          const dx = cx - K[ko]!;
-          const dy = cy - K[ko + 1]!;
+          let cx = P[jo]!;
+          let cy = P[jo + 1]!;
+          const dx = cx - P[ko]!;
+          const dy = cy - P[ko + 1]!;
           const d2 = dx * dx + dy * dy;
           if (d2 > 0) {
             const x = Math.sqrt(d2) * STEPS;
@@ -182,13 +183,8 @@ export function sgdPart(
             gy = (gy > 4 ? 4 : gy < -4 ? -4 : gy) * alpha;
             cx += gx;
             cy += gy;
-            if (kOwn) {
-              Y[ko] = Y[ko]! - gx;
-              Y[ko + 1] = Y[ko + 1]! - gy;
-            } else {
-              delta[myDelta + ko] = delta[myDelta + ko]! - gx;
-              delta[myDelta + ko + 1] = delta[myDelta + ko + 1]! - gy;
-            }
+            P[kw] = P[kw]! - gx;
+            P[kw + 1] = P[kw + 1]! - gy;
           }
           nextSample[i]! += eps[e];
           const nNeg = Math.floor((epoch - nextNeg[i]!) / epochsPerNeg[i]!);
@@ -206,9 +202,9 @@ export function sgdPart(
               s0 = t ^ u ^ (u >>> 19);
               const o = ((s0 >>> 0) * n * INV_2_32) | 0;
               if (o === j) continue; // a node is never repelled from itself
-              const O = o >= r0 && o < r1 ? Y : snap;
-              const ex = cx - O[2 * o]!;
-              const ey = cy - O[2 * o + 1]!;
+              const oi = V + 2 * o;
+              const ex = cx - P[oi]!;
+              const ey = cy - P[oi + 1]!;
               const e2 = ex * ex + ey * ey;
               if (e2 > 0) {
                 const x = Math.sqrt(e2) * STEPS;
@@ -229,15 +225,15 @@ export function sgdPart(
             cy += sy * alpha;
             nextNeg[i]! += nNeg * epochsPerNeg[i]!;
           }
-          Y[jo] = cx;
-          Y[jo + 1] = cy;
+          P[jo] = cx;
+          P[jo + 1] = cy;
           continue;
         }
         // Any other dimension.
-        for (let d = 0; d < dim; d++) current[d] = Y[jo + d]!;
+        for (let d = 0; d < dim; d++) current[d] = P[jo + d]!;
         let d2 = 0;
         for (let d = 0; d < dim; d++) {
-          const diff = current[d]! - K[ko + d]!;
+          const diff = current[d]! - P[ko + d]!;
           d2 += diff * diff;
         }
         if (d2 > 0) {
@@ -250,11 +246,10 @@ export function sgdPart(
           } else pb = Math.exp(b * Math.log(d2));
           const coeff = (-twoAB * pb) / (d2 * (a * pb + 1));
           for (let d = 0; d < dim; d++) {
-            let g = coeff * (current[d]! - K[ko + d]!);
+            let g = coeff * (current[d]! - P[ko + d]!);
             g = (g > 4 ? 4 : g < -4 ? -4 : g) * alpha;
             current[d]! += g;
-            if (kOwn) Y[ko + d] = Y[ko + d]! - g;
-            else delta[myDelta + ko + d] = delta[myDelta + ko + d]! - g;
+            P[kw + d] = P[kw + d]! - g;
           }
         }
         nextSample[i]! += eps[e];
@@ -272,11 +267,10 @@ export function sgdPart(
             s0 = t ^ u ^ (u >>> 19);
             const o = ((s0 >>> 0) * n * INV_2_32) | 0;
             if (o === j) continue;
-            const O = o >= r0 && o < r1 ? Y : snap;
-            const oo = o * dim;
+            const oo = V + o * dim;
             let e2 = 0;
             for (let d = 0; d < dim; d++) {
-              const diff = current[d]! - O[oo + d]!;
+              const diff = current[d]! - P[oo + d]!;
               e2 += diff * diff;
             }
             if (e2 > 0) {
@@ -289,7 +283,7 @@ export function sgdPart(
               } else pb = Math.exp(b * Math.log(e2));
               const coeff = twoGB / ((0.001 + e2) * (a * pb + 1));
               for (let d = 0; d < dim; d++) {
-                const g = coeff * (current[d]! - O[oo + d]!);
+                const g = coeff * (current[d]! - P[oo + d]!);
                 grad[d]! += g > 4 ? 4 : g < -4 ? -4 : g;
               }
             }
@@ -297,7 +291,7 @@ export function sgdPart(
           for (let d = 0; d < dim; d++) current[d]! += grad[d]! * alpha;
           nextNeg[i]! += nNeg * epochsPerNeg[i]!;
         }
-        for (let d = 0; d < dim; d++) Y[jo + d] = current[d]!;
+        for (let d = 0; d < dim; d++) P[jo + d] = current[d]!;
       }
       rngState[st] = s0;
       rngState[st + 1] = s1;
@@ -306,19 +300,26 @@ export function sgdPart(
     }
     if (B > 1) {
       barrier();
-      // Every block's moves of this thread's rows, blocks in order (a block never moves its own rows
-      // through the deltas, so its buffer holds zeros there).
+      // This thread's rows: each from its block's view, plus every block's moves of it, blocks in
+      // order (a block never moves its own rows through the deltas, so its deltas hold zeros there).
+      for (let q = q0; q < q1; q++) {
+        const V = (1 + q) * ND;
+        for (let k = s.rowStart[q]! * dim, end = s.rowStart[q + 1]! * dim; k < end; k++) P[k] = P[V + k]!;
+      }
       for (let q = 0; q < B; q++) {
-        const base = q * n * dim;
+        const base = (1 + B + q) * ND;
         for (let k = R0 * dim, end = R1 * dim; k < end; k++) {
-          const v = delta[base + k]!;
+          const v = P[base + k]!;
           if (v !== 0) {
-            Y[k] = Y[k]! + v;
-            delta[base + k] = 0;
+            P[k] = P[k]! + v;
+            P[base + k] = 0;
           }
         }
       }
     }
+    if ((epoch & 7) === 7 && check?.()) Atomics.store(ctrl, STATE, 1);
+    // Every row complete (and the stop flag seen alike) before the next epoch's views.
+    barrier();
   }
   progress?.(1);
 }
@@ -428,6 +429,9 @@ export function sgdSetup(
     return out;
   };
   const { rowStart, edgeStart } = partition(head, epochsPerSample, n, nEpochs, blocks);
+  // Positions, then (several blocks) one view and one delta region per block.
+  const P = sharedOf(Float32Array, (blocks > 1 ? 1 + 2 * blocks : 1) * n * dim, 4, shared);
+  P.set(embedding);
   const seeds = new Int32Array(blocks * 4);
   for (let w = 0; w < seeds.length; w++) seeds[w] = opts.seed(w) | 0;
   // xorshift128 must not start at all zeros.
@@ -441,9 +445,8 @@ export function sgdSetup(
     gamma: opts.gamma ?? 1,
     initialAlpha: opts.initialAlpha ?? 1,
     nsr,
-    Y: copy(embedding),
-    snap: sharedOf(Float32Array, blocks > 1 ? n * dim : 0, 4, shared),
-    delta: sharedOf(Float32Array, blocks > 1 ? blocks * n * dim : 0, 4, shared),
+    P,
+    Y: P.subarray(0, n * dim),
     blocks,
     head: copy(head),
     tail: copy(tail),
@@ -492,5 +495,5 @@ export async function optimizeLayout(
       { words: s.ctrl, state: 2, wake: 0 },
     );
   opts.signal?.throwIfAborted();
-  if (s.Y !== embedding) embedding.set(s.Y);
+  embedding.set(s.Y);
 }
