@@ -1,4 +1,4 @@
-/** `tessera functions [--json] [--coverage]` through the CLI entry point. */
+/** `tessera functions [--json] [--coverage] [--plugins a,b]` through the CLI entry point. */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/adapters/cli/main.js";
 import { TESSERA_VERSION } from "../../src/sdk/version.js";
@@ -31,6 +31,12 @@ describe("tessera functions", () => {
     expect(env.functions.map((f) => f.key)).toContain("custom.annotate_cells");
     expect(env.functions).toHaveLength(15);
     expect(env.functions[0]).not.toHaveProperty("module");
+  });
+
+  it("--plugins chooses the plugins instead of TESSERA_PLUGINS, in the same syntax", async () => {
+    expect(await main(["functions", "--json", "--plugins", "tessera"])).toBe(0);
+    const env = JSON.parse(out) as { library_versions: object };
+    expect(env.library_versions).toEqual({ tessera: TESSERA_VERSION });
   });
 
   it("prints a readable table", async () => {

@@ -9,6 +9,8 @@ import { Registry } from "../../registry/registry.js";
 export interface FunctionsOptions {
   json?: boolean;
   coverage?: boolean;
+  /** Plugins as `TESSERA_PLUGINS` lists them (comma-separated), instead of the variable. */
+  plugins?: string;
 }
 
 /** The registry as a readable table: one function per line, its params (`*` = required), then the libraries. */
@@ -32,7 +34,9 @@ export function formatFunctions(envelope: ReturnType<Registry["envelope"]>): str
 
 /** Load the registry and print it. */
 export async function functionsCommand(opts: FunctionsOptions = {}): Promise<void> {
-  const registry = await Registry.load();
+  const registry = await Registry.load(
+    opts.plugins !== undefined ? { plugins: opts.plugins.split(",") } : {},
+  );
   if (opts.coverage) {
     const report = registry.coverage();
     if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

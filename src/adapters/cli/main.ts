@@ -37,8 +37,10 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
       serve the web app and the HTTP API on TESSERA_HOST:TESSERA_PORT (default 127.0.0.1:8000) with
       the sessions of the last run, or the dataset of the data dir (the demo when it is empty), open
 `,
-  functions: `  tessera functions [--json] [--coverage]
-      list the operations of the plugins in TESSERA_PLUGINS (default: ${DEFAULT_PLUGINS.join(",")}); --json
+  functions: `  tessera functions [--json] [--coverage] [--plugins a,b]
+      list the operations of the plugins in --plugins or TESSERA_PLUGINS (default: ${DEFAULT_PLUGINS.join(",")};
+      a list naming none of them adds to them, -name drops one; an entry is a built-in name, a folder or
+      an npm package name); --json
       prints the GET /api/functions envelope; --coverage lists the param names no widget rule matched
 `,
   viewer: `  tessera viewer export OUT_DIR [CHECKPOINT…]
@@ -130,7 +132,7 @@ export async function main(argv: string[]): Promise<number> {
       case "functions": {
         const { values } = parseArgs({
           args: rest,
-          options: { json: { type: "boolean" }, coverage: { type: "boolean" } },
+          options: { json: { type: "boolean" }, coverage: { type: "boolean" }, plugins: { type: "string" } },
         });
         await functionsCommand(values);
         return 0;
