@@ -352,3 +352,47 @@ describe("boundaries and the PDF", () => {
     expect((await ts.api(`/api/snapshots/${name}/file?fmt=png`)).status).toBe(404);
   });
 });
+
+describe("embedding snapshot", () => {
+  it("renders an embedding display with y up and the cells in their colours", async () => {
+    const s = ts.server.service.session(id);
+    s.putDisplay({
+      id: "emb",
+      type: "embedding_canvas",
+      encoding: {
+        obsm_key: "obsm:spatial",
+        color_by: "obs:cell_type",
+        point_size: 6,
+        opacity: 1,
+        background: "light",
+      },
+      viewport: { target, zoom },
+    });
+    const r = await ts.api(`/api/sessions/${id}/snapshot`, {
+      method: "POST",
+      json: body({ display_id: "emb", formats: ["png"] }),
+    });
+    expect(r.status, await r.clone().text()).toBe(200);
+    const { name } = (await r.json()) as { name: string };
+    const png = new Uint8Array(await (await ts.api(`/api/snapshots/${name}/file?fmt=png`)).arrayBuffer());
+    const meta = JSON.parse(readPngText(png)[SNAPSHOT_PNG_KEY]!) as SnapshotSidecar;
+    expect(meta.kind).toBe("embedding");
+    const k = DPI / 96;
+    const scale = 2 ** zoom;
+    let checked = 0;
+    for (let i = 0; i < xs.length && checked < 6; i++) {
+      const px = (xs[i]! - target[0]) * scale + W / 2;
+      const py = H / 2 - (ys[i]! - target[1]) * scale; // y up
+      if (px < 10 || py < 10 || px > W - 170 || py > H - 50) continue;
+      let near = false;
+      for (let j = 0; j < xs.length && !near; j++)
+        if (j !== i && Math.hypot(xs[j]! - xs[i]!, ys[j]! - ys[i]!) * scale < 8) near = true;
+      if (near) continue;
+      const got = await pixel(png, px * k, py * k);
+      const want = cellColor(i);
+      for (let c = 0; c < 3; c++) expect(Math.abs(got[c]! - want[c]!), `cell ${i}`).toBeLessThanOrEqual(2);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(2);
+  });
+});
