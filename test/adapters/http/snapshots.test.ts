@@ -396,3 +396,21 @@ describe("embedding snapshot", () => {
     expect(checked).toBeGreaterThan(2);
   });
 });
+
+describe("admission", () => {
+  it("refuses snapshots and previews with 503 past the memory threshold; listing still works", async () => {
+    const config = ts.server.service.config as { containerMemMb: number };
+    const before = config.containerMemMb;
+    config.containerMemMb = 1; // the process is always past a 1 MB limit
+    try {
+      for (const path of ["snapshot", "snapshot/preview"]) {
+        const r = await ts.api(`/api/sessions/${id}/${path}`, { method: "POST", json: body() });
+        expect(r.status).toBe(503);
+        expect(((await r.json()) as { detail: string }).detail).toMatch(/memory/);
+      }
+      expect((await ts.api("/api/snapshots")).status).toBe(200);
+    } finally {
+      config.containerMemMb = before;
+    }
+  });
+});
