@@ -54,13 +54,41 @@ export interface ProximityTestParams {
 }
 
 /** Neighbours listed per cell before falling back to an exact per-label search. */
-const LIST_K = 32;
+const LIST_K = 64;
 
-/** Median of `a[0…m)` (reorders it), NaN when empty. */
+/** The k-th smallest of `a[lo…hi]` moved to position k (Hoare's selection; reorders the range). */
+function selectKth(a: Float64Array, lo: number, hi: number, k: number): number {
+  while (hi > lo) {
+    const pivot = a[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i] = a[j]!;
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
+  }
+  return a[k]!;
+}
+
+/** Median of `a[0…m)` (reorders it; numpy's mean of the two middle values when m is even), NaN when empty. */
 function median(a: Float64Array, m: number): number {
   if (m === 0) return Number.NaN;
-  const s = a.subarray(0, m).sort();
-  return m % 2 ? s[(m - 1) / 2]! : (s[m / 2 - 1]! + s[m / 2]!) / 2;
+  const hi = selectKth(a, 0, m - 1, m >> 1);
+  if (m % 2) return hi;
+  // The lower middle is the largest of the part left of m/2 after the selection.
+  let lo = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < m >> 1; i++) if (a[i]! > lo) lo = a[i]!;
+  return (lo + hi) / 2;
 }
 
 /**
