@@ -89,6 +89,7 @@ describe("loading", () => {
         "io.read_10x_mtx",
         "io.read_zarr",
         "io.visium",
+        "io.visium_hd",
         "io.xenium",
         "read.nanostring",
         "read.open_data",

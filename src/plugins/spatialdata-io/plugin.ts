@@ -15,6 +15,7 @@ export const plugin = definePlugin({
   namespace: "io",
   modules: [
     "./visium.js",
+    "./visium-hd.js",
     "./xenium.js",
     "./merscope.js",
     "./cosmx.js",

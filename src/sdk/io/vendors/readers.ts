@@ -10,8 +10,16 @@ import { readTenxMatrixFolder } from "./tenx/folder.js";
 import { isMexFolder } from "./tenx/mex.js";
 import { findPositionsFile } from "./visium/positions.js";
 import { readVisium } from "./visium/read.js";
+import { binFolders, readVisiumHd } from "./visium-hd/read.js";
 import { partFile } from "./xenium/files.js";
 import { readXenium } from "./xenium/read.js";
+
+registerVendorReader({
+  key: "io.visium_hd",
+  looksFor: "binned_outputs/square_NNNum/ folders (Visium HD)",
+  matches: (dir) => binFolders(dir).length > 0,
+  read: (dir, report) => readVisiumHd(dir, {}, report),
+});
 
 registerVendorReader({
   key: "io.xenium",
