@@ -121,7 +121,7 @@ function leadingColumns(values: ArrayLike<number>, n: number, width: number, col
  *
  * Writes obsm `X_umap` (cells × n_components, float32) and uns `umap/params` (`a`, `b`,
  * `random_state`). Run `sc.pp.neighbors` first.
- * @peakMemory n_obs * 15 * 64 + n_obs * max(n_components, 2) * 16
+ * @peakMemory n_obs * 15 * 64 + n_obs * max(n_components, 2) * 52
  */
 export async function umap(sd: SpatialData, params: UmapParams, ctx: OpContext): Promise<Change> {
   const t = activeTable(sd, ctx, "umap");

@@ -124,6 +124,15 @@ export interface CsrGraph {
   readonly weights: Float64Array;
 }
 
+/** A zeroed Int32Array on shared memory where there is any (so worker threads read it in place). */
+function sharedInt32(length: number): Int32Array {
+  return new Int32Array(
+    typeof SharedArrayBuffer !== "undefined"
+      ? new SharedArrayBuffer(length * 4)
+      : new ArrayBuffer(length * 4),
+  );
+}
+
 /** The graph's entries with weight ≥ threshold, as a CSR copy (row order kept). */
 function pruneGraph(m: SparseMatrix, threshold: number): CsrGraph {
   const n = m.shape[0];
@@ -132,7 +141,8 @@ function pruneGraph(m: SparseMatrix, threshold: number): CsrGraph {
   const indptr = new Int32Array(n + 1);
   let kept = 0;
   for (let k = 0; k < nnz; k++) if (Number(src[k]) >= threshold && Number(src[k]) > 0) kept++;
-  const indices = new Int32Array(kept);
+  // On shared memory: the SGD's threads read the edges (tail = these indices) without a copy.
+  const indices = sharedInt32(kept);
   const weights = new Float64Array(kept);
   let out = 0;
   for (let i = 0; i < n; i++) {
@@ -699,9 +709,13 @@ function prepareLayout(graph: SparseMatrix, opts: UmapLayoutOptions): PreparedLa
   }
   if (nEpochs === 0 || g.indices.length === 0) return { embedding, sgd: null };
   // 4. The edges in row-major order and how often each is sampled.
-  const head = new Int32Array(g.indices.length);
+  const head = sharedInt32(g.indices.length);
   for (let i = 0; i < n; i++) head.fill(i, g.indptr[i]!, g.indptr[i + 1]!);
-  const epochsPerSample = new Float64Array(g.weights.length);
+  const epochsPerSample = new Float64Array(
+    typeof SharedArrayBuffer !== "undefined"
+      ? new SharedArrayBuffer(g.weights.length * 8)
+      : new ArrayBuffer(g.weights.length * 8),
+  );
   let gMax = 0;
   for (const w of g.weights) if (w > gMax) gMax = w;
   for (let k = 0; k < g.weights.length; k++) {
