@@ -18,6 +18,9 @@ import "../spatial-canvas.js";
 import "../embedding-canvas.js";
 import { type DisplayPayload, EmbedBridge, payloadOf, refreshingFetch } from "./embed.js";
 import { type AppEvent, EventStream } from "./events.js";
+import { type FunctionEntry as FormFunctionEntry, fieldErrorsOf } from "./form-model.js";
+import type { FormSubmit } from "./function-form.js";
+import "./function-picker.js";
 import { clientId, clientName, publicId, setClientName } from "./identity.js";
 import { decodeViewLink, encodeViewLink, encodingDiff, LINK_WARN_CHARS, type ViewLink } from "./view-link.js";
 
@@ -134,6 +137,8 @@ export class TesseraApp extends LitElement {
     embed: { state: true },
     checkpointUrl: { state: true },
     cells: { state: true },
+    functions: { state: true },
+    fnErrors: { state: true },
   };
 
   declare mode: "starting" | "live" | "serverless" | "collection" | "error";
@@ -149,7 +154,7 @@ export class TesseraApp extends LitElement {
   declare sidebarOpen: boolean;
   declare toasts: Toast[];
   declare resources: { ram: number; cpu: number } | null;
-  declare dialog: null | "new-session" | "about" | { kind: "delete"; id: string };
+  declare dialog: null | "new-session" | "about" | "functions" | { kind: "delete"; id: string };
   declare loads: LoadProgress[];
   declare source: DataSource | null;
   declare displays: DisplaySpec[];
@@ -181,6 +186,10 @@ export class TesseraApp extends LitElement {
   declare embed: boolean;
   declare checkpointUrl: string | null;
   declare cells: number;
+  /** The registry's functions, for the function picker. */
+  declare functions: FormFunctionEntry[];
+  /** Field errors of the picker's last Run/Stage (parameter → message). */
+  declare fnErrors: Record<string, string>;
 
   readonly clientId = clientId();
   private name = clientName();
@@ -573,6 +582,8 @@ export class TesseraApp extends LitElement {
     this.datasets = [];
     this.datasetFilter = "";
     this.readers = [];
+    this.functions = [];
+    this.fnErrors = {};
     this.reader = "";
     this.readerParams = {};
     this.browse = null;
@@ -1244,6 +1255,38 @@ export class TesseraApp extends LitElement {
     }
   }
 
+  /** Open the function picker (the registry is read once per opening, it can change with plugins). */
+  private async openFunctions(): Promise<void> {
+    this.fnErrors = {};
+    this.dialog = "functions";
+    try {
+      this.functions = (await this.api.json<{ functions: FormFunctionEntry[] }>("/api/functions")).functions;
+    } catch (e) {
+      this.toast("error", `Could not list the functions: ${(e as Error).message}`);
+    }
+  }
+
+  /** Run or stage a function from its generated form; a 400 goes back onto the field it names. */
+  private async submitFunction(d: FormSubmit): Promise<void> {
+    const id = this.currentId;
+    if (!id) return;
+    const [namespace, fn] = [d.entry.namespace, d.entry.function];
+    this.fnErrors = {};
+    try {
+      const r = await this.api.json<{ job_id?: string; step_id?: string; status: string }>(
+        `/api/sessions/${encodeURIComponent(id)}/jobs${d.stage ? "/stage" : ""}`,
+        { method: "POST", json: { namespace, function: fn, params: d.params } },
+      );
+      this.toast("info", `${d.entry.key}: ${d.stage ? "staged" : r.status}`);
+      this.dialog = null;
+      await this.refreshState();
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (e instanceof ApiError && e.status === 400) this.fnErrors = fieldErrorsOf(d.entry, msg);
+      else this.toast("error", `${d.entry.key}: ${msg}`);
+    }
+  }
+
   private async createSession(source: Record<string, unknown>, name?: string): Promise<void> {
     const loadId = uuid();
     this.loads = [
@@ -1496,10 +1539,11 @@ export class TesseraApp extends LitElement {
       ${
         st && this.mode === "live"
           ? html`<div class="muted" style="margin:14px 0 6px">Session</div>
+              <p><button data-tour="run-function" data-testid="run-function" @click=${() => this.openFunctions()}>Run function…</button></p>
               <div>${st.summary.name}</div>
               <div class="muted">${st.summary.status} · ${Math.round(st.summary.resident_mb)} MB · ${st.summary.saved ? "saved" : "unsaved changes"}</div>
               ${st.summary.error ? html`<div class="err">${st.summary.error}</div>` : nothing}
-              <p class="muted" style="margin-top:14px">Running functions, recipes, regions, annotations and subsets come with part 2 of the web app.</p>`
+              <p class="muted" style="margin-top:14px">Recipes, regions, annotations and subsets come with part 2 of the web app.</p>`
           : nothing
       }
     </aside>`;
@@ -1667,6 +1711,30 @@ export class TesseraApp extends LitElement {
                   ${list(l.client)}`
               : html`<p class="muted">Loading…</p>`
           }`,
+      );
+    }
+    if (d === "functions") {
+      const st = this.state;
+      const lock = this.lock;
+      const reason = st?.summary.read_only
+        ? "The session is read-only."
+        : this.canEdit
+          ? null
+          : `${lock?.name ?? "Someone else"} holds the edit lock.`;
+      return wrap(
+        "Run a function",
+        html`<tessera-function-picker
+          .functions=${this.functions}
+          .kinds=${this.view === "plots" ? ["plot"] : ["compute", "extract"]}
+          .fields=${st?.fields ?? null}
+          .errors=${this.fnErrors}
+          .disabledReason=${reason}
+          .searchVarNames=${(q: string) => (this.source ? this.source.searchVarNames(q, 20) : Promise.resolve([]))}
+          @function-selected=${() => {
+            this.fnErrors = {};
+          }}
+          @form-submit=${(e: CustomEvent<FormSubmit>) => this.submitFunction(e.detail)}
+        ></tessera-function-picker>`,
       );
     }
     if (typeof d === "object" && d.kind === "delete") {
