@@ -194,11 +194,19 @@ export class Registry {
   }
 
   /**
-   * The entry of `key`, or undefined. A plot entry records namespace `pl` (service-spec PlotEntry),
-   * so `pl.<f>` also finds scanpy's `sc.pl.<f>` (no squidpy plot shares a scanpy plot's name).
+   * The entry of `key`, or undefined. A plot entry records namespace `pl` (service-spec PlotEntry)
+   * whatever namespace its function lives in, so `pl.<f>` also finds scanpy's `sc.pl.<f>` (no squidpy
+   * plot shares a scanpy plot's name), then the one plot function named `<f>` in any other namespace
+   * (`custom.cellular_neighborhoods_plot`, a plugin's plot). Only plots are found that way.
    */
   get(key: string): FunctionEntry | undefined {
-    return this.entries.get(key) ?? (key.startsWith("pl.") ? this.entries.get(`sc.${key}`) : undefined);
+    const direct = this.entries.get(key);
+    if (direct || !key.startsWith("pl.")) return direct;
+    const scanpy = this.entries.get(`sc.${key}`);
+    if (scanpy) return scanpy;
+    const fn = key.slice(3);
+    const plots = [...this.entries.values()].filter((e) => e.function === fn && e.effect_class === "plot");
+    return plots.length === 1 ? plots[0] : undefined;
   }
 
   /** The entry of `key`, or an `unknown function <key>` error. */

@@ -79,6 +79,25 @@ describe("spatial region recipes end to end (Xenium)", () => {
     expect(unsGet(table.uns, "region_cellular_neighborhood_composition/pvalue")).toBeGreaterThanOrEqual(0);
     const res = unsGet(table.uns, "region_feature_kruskal/results") as DataFrame;
     expect(res.index.values.length).toBeGreaterThan(0);
+    // The plot companions ran as plot jobs: PlotEntries (namespace pl, service-spec) drawn, with figures.
+    const plots = s.session.appState.plots.filter((p) =>
+      ["cellular_neighborhoods_plot", "region_feature_kruskal_plot"].includes(p.function),
+    );
+    expect(plots.map((p) => [p.namespace, p.function, p.status])).toEqual([
+      ["pl", "cellular_neighborhoods_plot", "drawn"],
+      ["pl", "region_feature_kruskal_plot", "drawn"],
+    ]);
+    for (const p of plots) {
+      const svg = new TextDecoder().decode((await s.session.figure(p.id, "svg")) ?? new Uint8Array());
+      expect(svg).toContain("<svg");
+      expect((await s.session.figure(p.id, "png"))?.length ?? 0).toBeGreaterThan(100);
+    }
+    expect(s.session.appState.compute_history.map((e) => e.function)).not.toContain(
+      "cellular_neighborhoods_plot",
+    );
+    // A redraw finds the function again from the entry (pl.<f> → custom.<f>, the one plot of that name).
+    const redrawn = await (await s.session.redraw(plots[0]!.id)).done;
+    expect(redrawn.error ?? redrawn.status).toBe("completed");
     const p = (res.columns.pvalue as { data: Float64Array }).data;
     const q = (res.columns.pvalue_adj as { data: Float64Array }).data;
     for (let i = 0; i < p.length; i++) {

@@ -46,9 +46,13 @@ const PLOT_NEXT: Record<PlotStatus, readonly PlotStatus[]> = {
 /** An entry of either list, tagged with the list it is in. */
 export type AnyEntry = { list: "history"; entry: HistEntry } | { list: "plots"; entry: PlotEntry };
 
-/** Whether a descriptor is a plot (`pl` namespace, or scanpy's `sc.pl`; either is recorded as `pl`). */
-export function isPlotDescriptor(d: Pick<Descriptor, "namespace">): boolean {
-  return d.namespace === "pl" || d.namespace === "sc.pl";
+/**
+ * Whether a descriptor is a plot: its function's effect class is `plot` (a `custom.*_plot` companion, a
+ * plugin's plot), or, when the effect class is not at hand, its namespace is `pl` or scanpy's `sc.pl`.
+ * Every plot is recorded as `pl` (service-spec PlotEntry).
+ */
+export function isPlotDescriptor(d: Pick<Descriptor, "namespace">, effectClass?: string): boolean {
+  return effectClass === "plot" || d.namespace === "pl" || d.namespace === "sc.pl";
 }
 
 /** Find a history entry or a plot by id. */
@@ -66,16 +70,20 @@ export function requireEntry(state: AppState, id: string): AnyEntry {
   return e;
 }
 
-/** A new history entry or plot for `descriptor`, in state `status` (`pending` or `queued`). */
+/**
+ * A new history entry or plot for `descriptor`, in state `status` (`pending` or `queued`); `effectClass`
+ * (the function's, from the registry) makes any plot function a plot entry, whatever its namespace.
+ */
 export function addEntry(
   state: AppState,
   id: string,
   descriptor: Descriptor,
   status: "pending" | "queued",
   libraryVersions: Record<string, string>,
+  effectClass?: string,
 ): AppState {
   if (findEntry(state, id)) throw new StateError(`entry "${id}" already exists`);
-  if (isPlotDescriptor(descriptor)) {
+  if (isPlotDescriptor(descriptor, effectClass)) {
     const plot: PlotEntry = {
       id,
       namespace: "pl",

@@ -477,7 +477,14 @@ export class Session {
     if (entry.effect_class === "extract") return this.runExtract(entry, desc, opParams);
     this.admit(entry, params);
     const id = randomUUID();
-    this.app = addEntry(this.app, id, desc, "queued", this.deps.functions.versionsFor(entry));
+    this.app = addEntry(
+      this.app,
+      id,
+      desc,
+      "queued",
+      this.deps.functions.versionsFor(entry),
+      entry.effect_class,
+    );
     return this.enqueue(id, id, entry, desc, opParams, false);
   }
 
@@ -506,6 +513,7 @@ export class Session {
       { namespace: entry.namespace, function: entry.function, params },
       "pending",
       this.deps.functions.versionsFor(entry),
+      entry.effect_class,
     );
     return id;
   }
@@ -1133,7 +1141,14 @@ export class Session {
         try {
           const { entry, params, opParams } = await this.prepare(entryDescriptor(e));
           const desc: Descriptor = { namespace: entry.namespace, function: entry.function, params };
-          this.app = addEntry(this.app, e.id, desc, "queued", this.deps.functions.versionsFor(entry));
+          this.app = addEntry(
+            this.app,
+            e.id,
+            desc,
+            "queued",
+            this.deps.functions.versionsFor(entry),
+            entry.effect_class,
+          );
           this.enqueue(e.id, e.id, entry, desc, opParams, false);
         } catch (err) {
           console.error(`tessera session ${this.id}: cannot replay ${stepKey(e)} (${e.id}): ${message(err)}`);
