@@ -29,7 +29,7 @@ describe("tessera functions", () => {
     };
     expect(env.library_versions).toEqual({ tessera: TESSERA_VERSION, testkit: TESSERA_VERSION });
     expect(env.functions.map((f) => f.key)).toContain("custom.annotate_cells");
-    expect(env.functions).toHaveLength(15);
+    expect(env.functions).toHaveLength(16);
     expect(env.functions[0]).not.toHaveProperty("module");
   });
 
@@ -46,7 +46,7 @@ describe("tessera functions", () => {
       /custom\.annotate_cells\s+compute\s+Label chosen cells into a categorical obs column \(a region set\)\.\n\s+params: region_set\*, category\*, cell_indices, polygons\n/,
     );
     expect(out).toMatch(/params: scale, \(on_value\), \(rng\)/);
-    expect(out).toMatch(/15 functions .*libraries: tessera \d+\.\d+\.\d+, testkit/);
+    expect(out).toMatch(/16 functions .*libraries: tessera \d+\.\d+\.\d+, testkit/);
   });
 
   it("--coverage lists unmatched terms, most used first", async () => {
