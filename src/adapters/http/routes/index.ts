@@ -1,4 +1,5 @@
 /** Every route module of the API, in registration order. */
+import { mcpRoutes } from "../../mcp/route.js";
 import type { RouteModule } from "../deps.js";
 import { aboutRoutes } from "./about.js";
 import { appStaticRoutes } from "./app-static.js";
@@ -44,5 +45,6 @@ export const ROUTES: readonly RouteModule[] = [
   checkpointsRoutes,
   imagesRoutes,
   snapshotsRoutes,
+  mcpRoutes,
   appStaticRoutes,
 ];

@@ -1,0 +1,23 @@
+/** Every MCP tool, in the order of agent-mcp.md section 3. */
+import type { McpTool } from "../tool.js";
+import { browseDataDir, listDatasets, listReaders } from "./data.js";
+import { describeFunction, searchFunctions } from "./functions.js";
+import { readGuideTool } from "./guides.js";
+import { getJob, listJobs } from "./jobs.js";
+import { getSession, listSessions, releaseControl, setActiveSession } from "./sessions.js";
+
+/** The tools the endpoint lists. */
+export const ALL_TOOLS: readonly McpTool[] = [
+  readGuideTool,
+  listSessions,
+  getSession,
+  setActiveSession,
+  releaseControl,
+  listDatasets,
+  browseDataDir,
+  listReaders,
+  searchFunctions,
+  describeFunction,
+  listJobs,
+  getJob,
+];

@@ -1,0 +1,188 @@
+/**
+ * POST /api/mcp over real HTTP with the SDK's MCP client: the tool listing, and the read-only tools
+ * (guides, sessions, data dir, readers, the function registry, jobs), and bad arguments as tool errors.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GUIDE_TOPICS } from "../../../src/adapters/mcp/guides.js";
+import { startTestServer, type TestServer } from "../http/harness.js";
+import { connectMcp, type McpTestClient } from "./harness.js";
+
+let t: TestServer;
+let mcp: McpTestClient;
+let sid: string;
+beforeAll(async () => {
+  t = await startTestServer();
+  sid = await t.openDemo("demo-session");
+  mcp = await connectMcp(t.url);
+});
+afterAll(async () => {
+  await mcp?.close();
+  await t?.close();
+});
+
+describe("the endpoint", () => {
+  it("initialises with Tessera's instructions (core loop, no undo)", () => {
+    const text = mcp.client.getInstructions() ?? "";
+    expect(text).toMatch(/list_sessions → set_active_session/);
+    expect(text).toMatch(/NO UNDO/);
+    expect(mcp.client.getServerVersion()?.name).toBe("tessera");
+  });
+
+  it("lists tools with names clients accept and object schemas", async () => {
+    const { tools } = await mcp.client.listTools();
+    const names = tools.map((x) => x.name);
+    for (const n of [
+      "read_guide",
+      "list_sessions",
+      "get_session",
+      "list_datasets",
+      "browse_data_dir",
+      "list_readers",
+      "search_functions",
+      "describe_function",
+      "list_jobs",
+      "get_job",
+    ])
+      expect(names).toContain(n);
+    for (const x of tools) {
+      expect(x.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+      expect(x.inputSchema.type).toBe("object");
+    }
+  });
+
+  it("answers GET and DELETE with 405 (stateless JSON, no SSE)", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const r = await t.api("/api/mcp", { method });
+      expect(r.status).toBe(405);
+      expect(r.headers.get("allow")).toBe("POST");
+    }
+  });
+
+  it("answers a POST without the MCP Accept header 406, not 500", async () => {
+    const r = await t.api("/api/mcp", {
+      method: "POST",
+      json: { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+    });
+    expect(r.status).toBe(406);
+    // The API's one error shape, naming the JSON-RPC code.
+    expect(await r.json()).toEqual({ detail: expect.stringMatching(/Not Acceptable.*JSON-RPC -32000/) });
+  });
+});
+
+describe("read-only tools", () => {
+  it("read_guide returns each guide's markdown", async () => {
+    for (const topic of GUIDE_TOPICS) {
+      const g = await mcp.ok<{ topic: string; text: string }>("read_guide", { topic });
+      expect(g.topic).toBe(topic);
+      expect(g.text.length).toBeGreaterThan(500);
+      expect(g.text.startsWith("# ")).toBe(true);
+    }
+  });
+
+  it("list_sessions shows the open session, no active session and the app URL", async () => {
+    const r = await mcp.ok<{
+      sessions: { id: string; name: string; lock: unknown }[];
+      active_session_id: unknown;
+    }>("list_sessions");
+    expect(r.sessions.map((s) => s.id)).toEqual([sid]);
+    expect(r.sessions[0]!.name).toBe("demo-session");
+    expect(r.sessions[0]!.lock).toBeNull();
+    expect(r.active_session_id).toBeNull();
+  });
+
+  it("get_session returns fields, displays, history and the active table as the SDK holds them", async () => {
+    const r = await mcp.ok<Record<string, unknown>>("get_session", { session_id: sid, history_limit: 5 });
+    const st = JSON.parse(JSON.stringify(t.server.service.session(sid).state()));
+    expect(r.fields).toEqual(st.fields);
+    expect(r.displays).toEqual(st.app_state.displays);
+    expect(r.active_table).toBe(t.server.service.session(sid).activeTable);
+    expect((r.summary as { id: string }).id).toBe(sid);
+  });
+
+  it("get_session without a session and no active one is a tool error saying what to do", async () => {
+    const r = await mcp.call("get_session", {});
+    expect(r.isError).toBe(true);
+    expect((r.content[0] as { text: string }).text).toMatch(/set_active_session/);
+    expect(r.structuredContent).toMatchObject({ status: 400 });
+  });
+
+  it("list_datasets finds the demo checkpoint; browse_data_dir lists it and refuses ../", async () => {
+    const d = await mcp.ok<{ datasets: { path: string }[] }>("list_datasets");
+    expect(d.datasets.length).toBe(1);
+    expect(JSON.stringify(d.datasets[0])).toMatch(/demo/);
+    const b = await mcp.ok<{ entries: { name: string; kind: string }[] }>("browse_data_dir", {});
+    expect(b.entries.some((e) => e.kind === "dataset" && e.name.startsWith("demo"))).toBe(true);
+    const bad = await mcp.call("browse_data_dir", { path: "../.." });
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toMatchObject({ status: 400 });
+  });
+
+  it("list_readers lists the io/read keys with params and path_kind", async () => {
+    const r = await mcp.ok<{
+      readers: { key: string; params: { name: string; required: boolean; path_kind: string | null }[] }[];
+    }>("list_readers");
+    expect(r.readers.length).toBeGreaterThan(0);
+    for (const x of r.readers) expect(x.key).toMatch(/^(io|read)\./);
+    const withPath = r.readers.flatMap((x) => x.params).filter((p) => p.path_kind !== null);
+    expect(withPath.length).toBeGreaterThan(0);
+  });
+
+  it("search_functions finds sc.pp.pca by words, within a namespace, bounded by limit", async () => {
+    const r = await mcp.ok<{ functions: { key: string }[]; total: number; library_versions: object }>(
+      "search_functions",
+      { query: "pca", namespace: "sc" },
+    );
+    expect(r.functions.map((f) => f.key)).toContain("sc.pp.pca");
+    expect(r.functions.every((f) => f.key.startsWith("sc."))).toBe(true);
+    const all = await mcp.ok<{ functions: unknown[]; total: number }>("search_functions", { limit: 3 });
+    expect(all.functions.length).toBe(3);
+    expect(all.total).toBeGreaterThan(3);
+  });
+
+  it("describe_function returns the registry entry's schema verbatim; an unknown key is a 404 tool error", async () => {
+    const r = await mcp.ok<{ key: string; json_schema: object }>("describe_function", { key: "sc.pp.pca" });
+    expect(r.json_schema).toEqual(t.server.service.registry.get("sc.pp.pca")!.json_schema);
+    const bad = await mcp.call("describe_function", { key: "sc.pp.nope" });
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toMatchObject({ status: 404 });
+  });
+
+  it("list_jobs and get_job read a job a script ran", async () => {
+    const r = await t.api(`/api/sessions/${sid}/jobs`, {
+      method: "POST",
+      json: { namespace: "custom", function: "noop", params: {} },
+    });
+    const { job_id } = (await r.json()) as { job_id: string };
+    await t.waitJob(sid, job_id);
+    const jobs = await mcp.ok<{ history: { id: string }[]; queue: unknown[] }>("list_jobs", {
+      session_id: sid,
+    });
+    expect(jobs.history.map((h) => h.id)).toContain(job_id);
+    const j = await mcp.ok<{ status: string; log: string; entry: { id: string } }>("get_job", {
+      session_id: sid,
+      job_id,
+    });
+    expect(j.status).toBe("completed");
+    expect(j.entry.id).toBe(job_id);
+  });
+});
+
+describe("bad arguments are tool errors naming the field", () => {
+  it.each([
+    ["read_guide", { topic: "cooking" }, /topic/],
+    ["read_guide", {}, /missing argument "topic"/],
+    ["get_session", { session_id: sid, history_limit: "5" }, /history_limit/],
+    ["search_functions", { bogus: 1 }, /unknown argument "bogus"/],
+    ["get_session", { session_id: "no-such" }, /no session/],
+  ])("%s %j", async (name, args, msg) => {
+    const r = await mcp.call(name, args as Record<string, unknown>);
+    expect(r.isError).toBe(true);
+    expect((r.content[0] as { text: string }).text).toMatch(msg);
+  });
+
+  it("an unknown tool is a tool error, and the server keeps answering", async () => {
+    const r = await mcp.call("drop_tables", {});
+    expect(r.isError).toBe(true);
+    expect((await mcp.client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+});
