@@ -108,4 +108,54 @@ d("function picker and generated forms", () => {
       .poll(() => page.locator("aside").textContent(), { timeout: 15_000 })
       .toMatch(/normalize_total[\s\S]*log1p/);
   });
+
+  it("disables Run and Stage with the reason while someone else holds the edit lock", async () => {
+    const other = { clientId: "other-browser-42", clientName: "Ada" };
+    // Running took the lock for this browser (the server's rule); give it up through the lock badge.
+    await page.locator("[data-testid=lock-badge]").click();
+    await page.getByRole("button", { name: "Unlock" }).click();
+    await expect.poll(() => page.locator("[data-testid=lock-badge]").textContent()).toContain("Unlocked");
+    const r = await ts.api(`/api/sessions/${sid}/lock`, { method: "POST", ...other });
+    expect(r.status, await r.clone().text()).toBe(200);
+    await page.locator("[data-testid=run-function]").click();
+    await page.locator("[data-testid=function-search]").fill("log1p");
+    await page.locator('[data-testid=function-list] [data-function="sc.pp.log1p"]').click();
+    const run = page.locator("[data-action=run]");
+    await expect.poll(() => run.isDisabled(), { timeout: 20_000 }).toBe(true);
+    expect(await run.getAttribute("title")).toBe("Ada holds the edit lock.");
+    expect(await page.locator("[data-action=stage]").isDisabled()).toBe(true);
+    // The fields stay readable.
+    expect(await page.locator("[data-param=base]").count()).toBe(1);
+    await ts.api(`/api/sessions/${sid}/lock`, { method: "DELETE", ...other });
+    await expect.poll(() => run.isDisabled(), { timeout: 20_000 }).toBe(false);
+    await page.getByRole("button", { name: "Close", exact: true }).click();
+    await page.locator("tessera-function-picker").waitFor({ state: "detached" });
+  });
+
+  it("edits an obs_value_map row by row over the categories of its sibling column", async () => {
+    await pick("custom.rename_categories", "rename");
+    expect(await page.locator("[data-testid=function-list]").textContent()).toContain("custom");
+    await page.locator("[data-param=key]").selectOption("cell_type");
+    const values = (await (await ts.api(`/api/sessions/${sid}/obs/cell_type/values`)).json()) as {
+      values: { value: string }[];
+    };
+    const cats = values.values.map((v) => v.value);
+    const rows = page.locator("[data-map=mapping] input[data-category]");
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(cats.length);
+    await page.locator(`[data-map=mapping] input[data-category="${cats[0]}"]`).fill("renamed_type");
+    await page.locator("[data-action=run]").click();
+    await expect
+      .poll(async () => (await history()).at(-1), { timeout: 60_000 })
+      .toBe("custom.rename_categories:completed");
+    expect(jobPosts.at(-1)!.body).toEqual({
+      namespace: "custom",
+      function: "rename_categories",
+      params: { key: "cell_type", mapping: { [cats[0]!]: "renamed_type" } },
+    });
+    const after = (await (await ts.api(`/api/sessions/${sid}/obs/cell_type/values`)).json()) as {
+      values: { value: string }[];
+    };
+    expect(after.values.map((v) => v.value)).toContain("renamed_type");
+    expect(after.values.map((v) => v.value)).not.toContain(cats[0]);
+  });
 });

@@ -18,6 +18,7 @@ import {
   type UiField,
   widgetOf,
 } from "./form-model.js";
+import "./obs-value-map-editor.js";
 
 /** What the session offers to the key pickers (the `fields` block of SessionState). */
 export interface FormFields {
@@ -43,6 +44,7 @@ export class TesseraFunctionForm extends LitElement {
     errors: { attribute: false },
     disabledReason: { attribute: false },
     searchVarNames: { attribute: false },
+    loadCategories: { attribute: false },
     values: { state: true },
     jsonDrafts: { state: true },
     geneOptions: { state: true },
@@ -55,6 +57,8 @@ export class TesseraFunctionForm extends LitElement {
   /** Why Run/Stage are disabled (someone else holds the lock, read-only); null: enabled. */
   declare disabledReason: string | null;
   declare searchVarNames: ((q: string) => Promise<string[]>) | null;
+  /** The categories of an obs column (for `obs_value_map`); null: edited as JSON. */
+  declare loadCategories: ((column: string) => Promise<string[]>) | null;
   declare values: Record<string, unknown>;
   declare jsonDrafts: Record<string, string>;
   declare geneOptions: Record<string, string[]>;
@@ -68,6 +72,7 @@ export class TesseraFunctionForm extends LitElement {
     this.errors = {};
     this.disabledReason = null;
     this.searchVarNames = null;
+    this.loadCategories = null;
     this.values = {};
     this.jsonDrafts = {};
     this.geneOptions = {};
@@ -147,9 +152,20 @@ export class TesseraFunctionForm extends LitElement {
             const numeric = baseType(s.items ?? {}) === "number" || baseType(s.items ?? {}) === "integer";
             this.set(k, items.length ? (numeric ? items.map(Number) : items) : undefined);
           }} />`;
-      case "json":
       case "obs_value_map":
-        return this.jsonInput(k, v, widget === "obs_value_map" ? ui?.bound_to : null);
+        if (ui?.bound_to && this.loadCategories) {
+          const col = this.values[ui.bound_to];
+          return html`<tessera-obs-value-map
+            .param=${k}
+            .column=${typeof col === "string" && col ? col : null}
+            .value=${v && typeof v === "object" ? (v as Record<string, string>) : undefined}
+            .loadCategories=${this.loadCategories}
+            @value-change=${(e: CustomEvent<Record<string, string> | undefined>) => this.set(k, e.detail)}
+          ></tessera-obs-value-map>`;
+        }
+        return this.jsonInput(k, v, ui?.bound_to);
+      case "json":
+        return this.jsonInput(k, v, null);
       case "obs_key":
         return this.keyPicker(
           k,

@@ -20,6 +20,7 @@ export class TesseraFunctionPicker extends LitElement {
     errors: { attribute: false },
     disabledReason: { attribute: false },
     searchVarNames: { attribute: false },
+    loadCategories: { attribute: false },
     query: { state: true },
     selected: { state: true },
   };
@@ -30,6 +31,7 @@ export class TesseraFunctionPicker extends LitElement {
   declare errors: Record<string, string>;
   declare disabledReason: string | null;
   declare searchVarNames: ((q: string) => Promise<string[]>) | null;
+  declare loadCategories: ((column: string) => Promise<string[]>) | null;
   declare query: string;
   declare selected: string | null;
 
@@ -41,6 +43,7 @@ export class TesseraFunctionPicker extends LitElement {
     this.errors = {};
     this.disabledReason = null;
     this.searchVarNames = null;
+    this.loadCategories = null;
     this.query = "";
     this.selected = null;
   }
@@ -93,6 +96,7 @@ export class TesseraFunctionPicker extends LitElement {
                   .errors=${this.errors}
                   .disabledReason=${this.disabledReason}
                   .searchVarNames=${this.searchVarNames}
+                  .loadCategories=${this.loadCategories}
                 ></tessera-function-form>`
             : html`<div class="muted">Choose a function.</div>`
         }

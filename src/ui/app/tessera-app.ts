@@ -1266,6 +1266,16 @@ export class TesseraApp extends LitElement {
     }
   }
 
+  /** The categories of an obs column of the current session (the `obs_value_map` widget's rows). */
+  private async obsCategories(column: string): Promise<string[]> {
+    const id = this.currentId;
+    if (!id) return [];
+    const r = await this.api.json<{ values: { value: unknown }[] }>(
+      `/api/sessions/${encodeURIComponent(id)}/obs/${encodeURIComponent(column)}/values`,
+    );
+    return r.values.map((v) => String(v.value));
+  }
+
   /** Run or stage a function from its generated form; a 400 goes back onto the field it names. */
   private async submitFunction(d: FormSubmit): Promise<void> {
     const id = this.currentId;
@@ -1730,6 +1740,7 @@ export class TesseraApp extends LitElement {
           .errors=${this.fnErrors}
           .disabledReason=${reason}
           .searchVarNames=${(q: string) => (this.source ? this.source.searchVarNames(q, 20) : Promise.resolve([]))}
+          .loadCategories=${(column: string) => this.obsCategories(column)}
           @function-selected=${() => {
             this.fnErrors = {};
           }}
