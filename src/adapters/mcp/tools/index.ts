@@ -4,6 +4,7 @@ import { browseDataDir, listDatasets, listReaders } from "./data.js";
 import { describeFunction, searchFunctions } from "./functions.js";
 import { readGuideTool } from "./guides.js";
 import { getJob, listJobs } from "./jobs.js";
+import { runFunction } from "./run.js";
 import { getSession, listSessions, releaseControl, setActiveSession } from "./sessions.js";
 
 /** The tools the endpoint lists. */
@@ -18,6 +19,7 @@ export const ALL_TOOLS: readonly McpTool[] = [
   listReaders,
   searchFunctions,
   describeFunction,
+  runFunction,
   listJobs,
   getJob,
 ];
