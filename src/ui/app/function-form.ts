@@ -48,6 +48,7 @@ export class TesseraFunctionForm extends LitElement {
     values: { state: true },
     jsonDrafts: { state: true },
     geneOptions: { state: true },
+    libraryIds: { state: true },
   };
 
   declare entry: FunctionEntry | null;
@@ -62,6 +63,8 @@ export class TesseraFunctionForm extends LitElement {
   declare values: Record<string, unknown>;
   declare jsonDrafts: Record<string, string>;
   declare geneOptions: Record<string, string[]>;
+  /** The values of the obs column `library_id`, when the table has one (the `library_id` picker). */
+  declare libraryIds: string[] | null;
 
   private shownKey: string | null = null;
 
@@ -76,6 +79,7 @@ export class TesseraFunctionForm extends LitElement {
     this.values = {};
     this.jsonDrafts = {};
     this.geneOptions = {};
+    this.libraryIds = null;
   }
 
   protected override createRenderRoot(): HTMLElement {
@@ -89,7 +93,21 @@ export class TesseraFunctionForm extends LitElement {
       this.values = defaultsOf(this.entry);
       this.jsonDrafts = {};
       this.geneOptions = {};
+      this.loadLibraryIds(this.entry);
     }
+  }
+
+  /** Read the library ids once per function shown, when it has a `library_id` parameter. */
+  private loadLibraryIds(entry: FunctionEntry): void {
+    this.libraryIds = null;
+    const wants = Object.values(entry.ui_schema).some((u) => u.widget === "library_id");
+    if (!wants || !this.loadCategories || !this.fields?.obs.some((o) => o.name === "library_id")) return;
+    void this.loadCategories("library_id").then(
+      (ids) => {
+        if (this.entry?.key === entry.key) this.libraryIds = ids;
+      },
+      () => {},
+    );
   }
 
   private set(k: string, v: unknown): void {
@@ -190,14 +208,21 @@ export class TesseraFunctionForm extends LitElement {
         return this.keyPicker(k, s, f?.layers ?? []);
       case "var_names":
         return this.geneInput(k, s, v);
+      case "library_id":
+        if (this.libraryIds?.length) return this.keyPicker(k, s, this.libraryIds);
+        return this.textInput(k, s, v);
       default:
-        // text, library_id (free text: the library ids are not in `fields`), unknown widgets.
-        return html`<input type="text" data-param=${k} .value=${v == null ? "" : String(v)}
-          @input=${(e: Event) => {
-            const t = (e.target as HTMLInputElement).value;
-            this.set(k, t === "" ? (nullable(s) ? null : undefined) : t);
-          }} />`;
+        return this.textInput(k, s, v);
     }
+  }
+
+  /** Free text: `text`, unknown widgets, and `library_id` when the table has no `library_id` column. */
+  private textInput(k: string, s: ParamSchema, v: unknown): TemplateResult {
+    return html`<input type="text" data-param=${k} .value=${v == null ? "" : String(v)}
+      @input=${(e: Event) => {
+        const t = (e.target as HTMLInputElement).value;
+        this.set(k, t === "" ? (nullable(s) ? null : undefined) : t);
+      }} />`;
   }
 
   /** A JSON value; an obs_value_map names its source column (a sibling field) in the placeholder. */
