@@ -3,7 +3,9 @@
  * server on 127.0.0.1 with the demo dataset: a bad value (a negative where the schema says minimum
  * 0) comes back as the server's 400 and shows on that field; then `sc.pp.normalize_total` and
  * `sc.pp.log1p` run from their generated forms (posted with the client id header) and their jobs
- * complete in the session's history.
+ * complete in the session's history; Run and Stage are disabled with the reason while another client
+ * holds the edit lock; an `obs_value_map` is edited over its column's categories; Stage adds a
+ * pending step.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -75,6 +77,10 @@ d("function picker and generated forms", () => {
     expect(await page.locator("[data-param=max_fraction]").inputValue()).toBe("0.05");
     expect(await page.locator("[data-param=exclude_highly_expressed]").isChecked()).toBe(false);
     expect(await page.locator("[data-param=layer]").evaluate((el) => el.tagName)).toBe("SELECT");
+    // The parameter documentation is the tooltip.
+    expect(await page.locator("[data-field=max_fraction] label").getAttribute("title")).toBe(
+      "The fraction of a cell's total above which a gene counts as highly expressed.",
+    );
   });
 
   it("shows the server's 400 on the field it names, and runs nothing", async () => {
@@ -157,5 +163,12 @@ d("function picker and generated forms", () => {
     };
     expect(after.values.map((v) => v.value)).toContain("renamed_type");
     expect(after.values.map((v) => v.value)).not.toContain(cats[0]);
+  });
+
+  it("stages a pending step from a form", async () => {
+    await pick("sc.pp.log1p", "log1p");
+    await page.locator("[data-action=stage]").click();
+    await page.locator("tessera-function-picker").waitFor({ state: "detached", timeout: 15_000 });
+    await expect.poll(async () => (await history()).at(-1), { timeout: 15_000 }).toBe("sc.pp.log1p:pending");
   });
 });
