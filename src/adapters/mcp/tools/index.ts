@@ -4,6 +4,7 @@ import { browseDataDir, listDatasets, listReaders } from "./data.js";
 import { describeFunction, searchFunctions } from "./functions.js";
 import { readGuideTool } from "./guides.js";
 import { getJob, listJobs } from "./jobs.js";
+import { closeSession, createSession, saveCheckpoint } from "./lifecycle.js";
 import { runFunction } from "./run.js";
 import { getSession, listSessions, releaseControl, setActiveSession } from "./sessions.js";
 
@@ -12,8 +13,11 @@ export const ALL_TOOLS: readonly McpTool[] = [
   readGuideTool,
   listSessions,
   getSession,
+  createSession,
   setActiveSession,
   releaseControl,
+  saveCheckpoint,
+  closeSession,
   listDatasets,
   browseDataDir,
   listReaders,
