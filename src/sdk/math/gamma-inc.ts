@@ -4,10 +4,9 @@
  * x < a + 1 and the continued fraction (modified Lentz) for x ≥ a + 1; each side computes its own tail
  * directly, so a p-value of 1e-200 keeps its relative precision instead of becoming 1 − (1 − p).
  */
-import { lgamma } from "./stats.js";
+import { lgamma, upperGammaFraction } from "./stats.js";
 
 const EPS = 2.220446049250313e-16;
-const TINY = 1e-300;
 const MAX_ITER = 10000;
 
 /** x^a e^(−x) / Γ(a), in logs: the common front factor of both expansions. */
@@ -29,23 +28,7 @@ function lowerSeries(a: number, x: number): number {
 
 /** Q(a, x) by its continued fraction, for x ≥ a + 1. */
 function upperFraction(a: number, x: number): number {
-  let b = x + 1 - a;
-  let c = 1 / TINY;
-  let d = 1 / b;
-  let h = d;
-  for (let i = 1; i < MAX_ITER; i++) {
-    const an = -i * (i - a);
-    b += 2;
-    d = an * d + b;
-    if (Math.abs(d) < TINY) d = TINY;
-    c = b + an / c;
-    if (Math.abs(c) < TINY) c = TINY;
-    d = 1 / d;
-    const del = d * c;
-    h *= del;
-    if (Math.abs(del - 1) < EPS) break;
-  }
-  return Math.exp(logFront(a, x)) * h;
+  return Math.exp(logFront(a, x)) * upperGammaFraction(a, x);
 }
 
 /** Regularised lower incomplete gamma P(a, x) for a > 0, x ≥ 0 (scipy's `gammainc`); NaN outside. */

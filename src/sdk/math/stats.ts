@@ -102,14 +102,17 @@ function erfSeries(x: number): number {
  * erfc(x) for x ≥ 1.2 by the continued fraction of the upper incomplete gamma Γ(½, x²) (modified
  * Lentz), which converges in well under 100 steps there.
  */
-function erfcFraction(x: number): number {
-  const y = x * x;
-  const a = 0.5;
-  let b = y + 1 - a;
+/**
+ * The continued fraction of the regularised upper incomplete gamma Q(a, x), by Lentz's method, without its
+ * front factor x^a·e^(−x)/Γ(a); it converges fast for x ≥ a + 1. erfc(x) is Q(½, x²) and the chi-square
+ * tail is Q(df/2, x/2): both use this one fraction.
+ */
+export function upperGammaFraction(a: number, x: number): number {
+  let b = x + 1 - a;
   let c = 1 / TINY;
   let d = 1 / b;
   let h = d;
-  for (let i = 1; i < 1000; i++) {
+  for (let i = 1; i < 10_000; i++) {
     const an = -i * (i - a);
     b += 2;
     d = an * d + b;
@@ -121,7 +124,11 @@ function erfcFraction(x: number): number {
     h *= del;
     if (Math.abs(del - 1) < DBL_EPS) break;
   }
-  return (x / SQRT_PI) * expMinusSquare(x) * h;
+  return h;
+}
+
+function erfcFraction(x: number): number {
+  return (x / SQRT_PI) * expMinusSquare(x) * upperGammaFraction(0.5, x * x);
 }
 
 /** The complementary error function erfc(x) = 1 - erf(x), accurate to ~1e-15 relative in both tails. */
