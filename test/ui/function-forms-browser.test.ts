@@ -77,6 +77,21 @@ d("function picker and generated forms", () => {
     expect(await page.locator("[data-param=max_fraction]").inputValue()).toBe("0.05");
     expect(await page.locator("[data-param=exclude_highly_expressed]").isChecked()).toBe(false);
     expect(await page.locator("[data-param=layer]").evaluate((el) => el.tagName)).toBe("SELECT");
+    // The Plots tab lists exactly the registry's plot functions; the Compute tab none of them.
+    const reg = (await (await ts.api("/api/functions")).json()) as {
+      functions: { key: string; effect_class: string }[];
+    };
+    const plots = reg.functions.filter((f) => f.effect_class === "plot").map((f) => f.key);
+    expect(plots.length).toBeGreaterThan(0);
+    const list = page.locator("[data-testid=function-list]");
+    const listed = () =>
+      list.locator("[data-function]").evaluateAll((els) => els.map((e) => e.getAttribute("data-function")));
+    await page.locator("[data-testid=function-search]").fill("");
+    await page.locator("[data-tab=plots]").click();
+    await expect.poll(async () => (await listed()).sort()).toEqual([...plots].sort());
+    await page.locator("[data-tab=compute]").click();
+    await expect.poll(async () => (await listed()).filter((k) => plots.includes(k!))).toEqual([]);
+    expect((await listed()).length).toBeGreaterThan(0);
     // The parameter documentation is the tooltip.
     expect(await page.locator("[data-field=max_fraction] label").getAttribute("title")).toBe(
       "The fraction of a cell's total above which a gene counts as highly expressed.",

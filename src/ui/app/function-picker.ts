@@ -63,6 +63,20 @@ export class TesseraFunctionPicker extends LitElement {
     const doc = entry ? docsOf(entry) : null;
     return html`<div class="function-picker" style="display:flex;gap:12px;min-height:320px">
       <div style="flex:0 0 260px;display:flex;flex-direction:column;gap:6px">
+        <div class="switcher" role="tablist" style="display:flex;gap:4px">
+          ${(
+            [
+              ["Compute", ["compute", "extract"]],
+              ["Plots", ["plot"]],
+            ] as const
+          ).map(
+            ([label, kinds]) => html`<button type="button" role="tab" data-tab=${label.toLowerCase()}
+              aria-pressed=${kinds.every((k) => this.kinds.includes(k))}
+              @click=${() => {
+                this.kinds = [...kinds];
+              }}>${label}</button>`,
+          )}
+        </div>
         <input type="search" data-testid="function-search" placeholder="Search functions…" .value=${this.query}
           @input=${(e: Event) => {
             this.query = (e.target as HTMLInputElement).value;

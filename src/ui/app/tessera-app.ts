@@ -89,6 +89,9 @@ interface JsonSchema {
   anyOf?: JsonSchema[];
 }
 
+/** The effect classes the function picker lists on its Compute and Plots tabs (stable, so a re-render keeps the tab chosen). */
+const COMPUTE_KINDS = ["compute", "extract"];
+const PLOT_KINDS = ["plot"];
 const THEME_KEY = "tessera-theme";
 const HEARTBEAT_MS = 5000;
 const PERSIST_MS = 500;
@@ -1735,7 +1738,7 @@ export class TesseraApp extends LitElement {
         "Run a function",
         html`<tessera-function-picker
           .functions=${this.functions}
-          .kinds=${this.view === "plots" ? ["plot"] : ["compute", "extract"]}
+          .kinds=${this.view === "plots" ? PLOT_KINDS : COMPUTE_KINDS}
           .fields=${st?.fields ?? null}
           .errors=${this.fnErrors}
           .disabledReason=${reason}
