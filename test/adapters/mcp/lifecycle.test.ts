@@ -16,6 +16,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await mcp?.close();
+  // Closing the HTTP app first: with the three MCP test files running in parallel, `t.close()` alone
+  // hung past the hook timeout in 2 of 3 runs after this file's save + close (not yet understood; see
+  // docs/mcp.md "Open"), while closing the app and then the service never did.
+  await t?.server.app.close();
   await t?.close();
 });
 
