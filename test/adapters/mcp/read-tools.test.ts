@@ -186,3 +186,44 @@ describe("bad arguments are tool errors naming the field", () => {
     expect((await mcp.client.listTools()).tools.length).toBeGreaterThan(0);
   });
 });
+
+describe("catalog tools", () => {
+  it("list_recipes lists the same recipes as GET /api/recipes", async () => {
+    const r = await mcp.ok<{ recipes: { name: string }[] }>("list_recipes");
+    const http = (await (await t.api("/api/recipes")).json()) as { recipes: { name: string }[] };
+    expect(r.recipes.map((x) => x.name)).toEqual(http.recipes.map((x) => x.name));
+    expect(r.recipes.length).toBeGreaterThan(0);
+  });
+
+  it("list_plots lists the session's plots with figure_available", async () => {
+    const r = await mcp.ok<{ plots: unknown[] }>("list_plots", { session_id: sid });
+    expect(r.plots).toEqual(
+      t.server.service
+        .session(sid)
+        .appState.plots.map((p) => ({ ...p, figure_available: expect.any(Boolean) })),
+    );
+  });
+
+  it("search_genes puts prefix matches first, then substring matches, case-insensitively", async () => {
+    const s = t.server.service.session(sid);
+    const names = Array.from(s.data.tables[s.activeTable!]!.var.index.values as ArrayLike<unknown>, String);
+    const probe = names[0]!.slice(0, 2).toLowerCase();
+    const r = await mcp.ok<{ genes: string[]; total: number }>("search_genes", {
+      session_id: sid,
+      query: probe.toUpperCase(),
+      limit: 5000,
+    });
+    const starts = names.filter((n) => n.toLowerCase().startsWith(probe)).sort();
+    const contains = names
+      .filter((n) => !n.toLowerCase().startsWith(probe) && n.toLowerCase().includes(probe))
+      .sort();
+    expect(r.genes).toEqual([...starts, ...contains]);
+    expect(r.total).toBe(starts.length + contains.length);
+    const one = await mcp.ok<{ genes: string[] }>("search_genes", {
+      session_id: sid,
+      query: probe,
+      limit: 1,
+    });
+    expect(one.genes).toEqual([starts[0]]);
+  });
+});

@@ -1,5 +1,6 @@
 /** Every MCP tool, in the order of agent-mcp.md section 3. */
 import type { McpTool } from "../tool.js";
+import { listPlots, listRecipes, searchGenes } from "./catalog.js";
 import { browseDataDir, listDatasets, listReaders } from "./data.js";
 import { describeFunction, searchFunctions } from "./functions.js";
 import { readGuideTool } from "./guides.js";
@@ -26,4 +27,7 @@ export const ALL_TOOLS: readonly McpTool[] = [
   runFunction,
   listJobs,
   getJob,
+  listRecipes,
+  listPlots,
+  searchGenes,
 ];
