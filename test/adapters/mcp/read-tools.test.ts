@@ -227,3 +227,53 @@ describe("catalog tools", () => {
     expect(one.genes).toEqual([starts[0]]);
   });
 });
+
+describe("get_obs_summary", () => {
+  const obs = () => {
+    const s = t.server.service.session(sid);
+    return s.data.tables[s.activeTable!]!.obs;
+  };
+
+  it("a categorical column: counts per category, largest first, summing to the cell count", async () => {
+    const [name, col] = Object.entries(obs().columns).find(([, c]) => c.kind === "categorical")!;
+    if (col.kind !== "categorical" || col.categories.kind !== "string")
+      throw new Error("demo has no string categorical");
+    const r = await mcp.ok<{ kind: string; counts: { value: string; count: number }[]; n: number }>(
+      "get_obs_summary",
+      { session_id: sid, column: name },
+    );
+    expect(r.kind).toBe("categorical");
+    const cats = col.categories.values;
+    for (const { value, count } of r.counts)
+      expect(count).toBe(Array.from(col.codes).filter((c) => c >= 0 && cats[c] === value).length);
+    expect(r.counts.reduce((n, c) => n + c.count, 0)).toBe(
+      Array.from(col.codes).filter((c) => c >= 0).length,
+    );
+    for (let i = 1; i < r.counts.length; i++)
+      expect(r.counts[i - 1]!.count).toBeGreaterThanOrEqual(r.counts[i]!.count);
+  });
+
+  it("a numeric column: min, max, mean and median as computed here", async () => {
+    const [name, col] = Object.entries(obs().columns).find(
+      ([, c]) => c.kind === "dense" && c.dtype !== "bool",
+    )!;
+    if (col.kind !== "dense") throw new Error("unreachable");
+    const v = Array.from(col.data as ArrayLike<number>, Number).filter((x) => !Number.isNaN(x));
+    const sorted = [...v].sort((a, b) => a - b);
+    const mid = sorted.length / 2;
+    const median = sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    const r = await mcp.ok<Record<string, number>>("get_obs_summary", { session_id: sid, column: name });
+    expect(r.kind).toBe("numeric");
+    expect(r.min).toBe(Math.min(...v));
+    expect(r.max).toBe(Math.max(...v));
+    expect(r.mean).toBeCloseTo(v.reduce((a, b) => a + b, 0) / v.length, 9);
+    expect(r.median).toBe(median);
+    expect(r.n_nan).toBe(col.data.length - v.length);
+  });
+
+  it("an unknown column is a 404 tool error naming it", async () => {
+    const r = await mcp.call("get_obs_summary", { session_id: sid, column: "no_such_col" });
+    expect(r.structuredContent).toMatchObject({ status: 404 });
+    expect((r.content[0] as { text: string }).text).toMatch(/no_such_col/);
+  });
+});

@@ -1,4 +1,6 @@
 /** Tools 17, 19, 32: the recipe catalog, a session's plots, and gene search in var_names. */
+import { NotFoundError } from "../../../sdk/errors.js";
+import { summarizeColumn } from "../obs-summary.js";
 import { S, tool } from "../tool.js";
 
 /** `list_recipes`: the bundled recipe catalog. */
@@ -66,5 +68,28 @@ export const searchGenes = tool<{ session_id?: string; query: string; limit: num
     }
     const all = [...prefix.sort(), ...inner.sort()];
     return { structured: { table: s.activeTable, total: all.length, genes: all.slice(0, a.limit) } };
+  },
+});
+
+/** `get_obs_summary`: value counts or numeric statistics of one obs column of the active table. */
+export const getObsSummary = tool<{ session_id?: string; column: string }>({
+  name: "get_obs_summary",
+  description:
+    "Summarises one obs column of the active table: value counts (top 60) for a categorical/string/boolean column; min, max, mean, median and n_nan for a numeric one.",
+  inputSchema: {
+    type: "object",
+    required: ["column"],
+    additionalProperties: false,
+    properties: { session_id: S.session, column: S.str("The obs column.", { minLength: 1, maxLength: 500 }) },
+  },
+  async run(a, { service, agent }) {
+    const s = service.readySession(agent.sessionId(a.session_id), "summarising an obs column");
+    const table = s.activeTable ? s.data.tables[s.activeTable] : undefined;
+    const col = table?.obs.columns[a.column];
+    if (!table || !col || !Object.hasOwn(table.obs.columns, a.column))
+      throw new NotFoundError(
+        `the active table has no obs column "${a.column}" (get_session lists the fields)`,
+      );
+    return { structured: { column: a.column, table: s.activeTable, ...summarizeColumn(col) } };
   },
 });

@@ -1,6 +1,6 @@
 /** Every MCP tool, in the order of agent-mcp.md section 3. */
 import type { McpTool } from "../tool.js";
-import { listPlots, listRecipes, searchGenes } from "./catalog.js";
+import { getObsSummary, listPlots, listRecipes, searchGenes } from "./catalog.js";
 import { browseDataDir, listDatasets, listReaders } from "./data.js";
 import { describeFunction, searchFunctions } from "./functions.js";
 import { readGuideTool } from "./guides.js";
@@ -29,5 +29,6 @@ export const ALL_TOOLS: readonly McpTool[] = [
   getJob,
   listRecipes,
   listPlots,
+  getObsSummary,
   searchGenes,
 ];
