@@ -8,12 +8,17 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { TesseraError } from "../../sdk/errors.js";
 import type { Service } from "../../sdk/session/service.js";
 import { TESSERA_VERSION } from "../../sdk/version.js";
 import type { McpAgent } from "./agent.js";
+import { GUIDE_TOPICS, type GuideTopic, readGuide } from "./guides.js";
 import { checkArgs, type McpTool, type ToolAnswer } from "./tool.js";
 import { ALL_TOOLS } from "./tools/index.js";
 
@@ -56,6 +61,9 @@ function toError(err: unknown): CallToolResult {
   };
 }
 
+/** The URI prefix of the guides as resources. */
+export const GUIDE_URI = "tessera://guides/";
+
 /** Build the server of one request. */
 export function buildMcpServer(
   service: Service,
@@ -65,11 +73,29 @@ export function buildMcpServer(
   const byName = new Map(tools.map((t) => [t.name, t]));
   const server = new Server(
     { name: "tessera", version: TESSERA_VERSION },
-    { capabilities: { tools: {} }, instructions: instructions(service.config.appUrl) },
+    { capabilities: { tools: {}, resources: {} }, instructions: instructions(service.config.appUrl) },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
   }));
+  // The guides as resources too (`tessera://guides/<topic>`), for clients that read resources.
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: GUIDE_TOPICS.map((topic) => ({
+      uri: `${GUIDE_URI}${topic}`,
+      name: `guide: ${topic}`,
+      mimeType: "text/markdown",
+    })),
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+    const topic = req.params.uri.startsWith(GUIDE_URI) ? req.params.uri.slice(GUIDE_URI.length) : "";
+    if (!(GUIDE_TOPICS as readonly string[]).includes(topic))
+      throw new McpError(ErrorCode.InvalidParams, `no resource "${req.params.uri}"`);
+    return {
+      contents: [
+        { uri: req.params.uri, mimeType: "text/markdown", text: await readGuide(topic as GuideTopic) },
+      ],
+    };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const t = byName.get(req.params.name);
     if (!t) return toError(new TesseraError(`no tool "${req.params.name}"`, 404));

@@ -277,3 +277,22 @@ describe("get_obs_summary", () => {
     expect((r.content[0] as { text: string }).text).toMatch(/no_such_col/);
   });
 });
+
+describe("guides as resources", () => {
+  it("lists the four guides and reads each with the same text as read_guide", async () => {
+    const { resources } = await mcp.client.listResources();
+    expect(resources.map((r) => r.uri)).toEqual(GUIDE_TOPICS.map((g) => `tessera://guides/${g}`));
+    for (const topic of GUIDE_TOPICS) {
+      const r = await mcp.client.readResource({ uri: `tessera://guides/${topic}` });
+      const viaTool = await mcp.ok<{ text: string }>("read_guide", { topic });
+      expect((r.contents[0] as { text: string }).text).toBe(viaTool.text);
+    }
+  });
+
+  it("an unknown resource is an error, and the server keeps answering", async () => {
+    await expect(mcp.client.readResource({ uri: "tessera://guides/../../etc/passwd" })).rejects.toThrow(
+      /no resource/,
+    );
+    expect((await mcp.client.listResources()).resources.length).toBe(4);
+  });
+});
