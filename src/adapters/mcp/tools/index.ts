@@ -8,6 +8,7 @@ import { getJob, listJobs } from "./jobs.js";
 import { closeSession, createSession, saveCheckpoint } from "./lifecycle.js";
 import { runFunction } from "./run.js";
 import { getSession, listSessions, releaseControl, setActiveSession } from "./sessions.js";
+import { addShape, deleteShape, listShapes } from "./shapes.js";
 
 /** The tools the endpoint lists. */
 export const ALL_TOOLS: readonly McpTool[] = [
@@ -29,6 +30,9 @@ export const ALL_TOOLS: readonly McpTool[] = [
   getJob,
   listRecipes,
   listPlots,
+  listShapes,
+  addShape,
+  deleteShape,
   getObsSummary,
   searchGenes,
 ];
