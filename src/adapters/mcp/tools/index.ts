@@ -6,6 +6,7 @@ import { describeFunction, searchFunctions } from "./functions.js";
 import { readGuideTool } from "./guides.js";
 import { getJob, listJobs } from "./jobs.js";
 import { closeSession, createSession, saveCheckpoint } from "./lifecycle.js";
+import { runRecipe } from "./recipe.js";
 import { runFunction } from "./run.js";
 import { getSession, listSessions, releaseControl, setActiveSession } from "./sessions.js";
 import { addShape, deleteShape, listShapes } from "./shapes.js";
@@ -29,6 +30,7 @@ export const ALL_TOOLS: readonly McpTool[] = [
   listJobs,
   getJob,
   listRecipes,
+  runRecipe,
   listPlots,
   listShapes,
   addShape,
