@@ -70,6 +70,9 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy(err);
 }
 
+/** How long a closing server lets requests in flight finish before it closes their connections. */
+const CLOSE_GRACE_MS = 10_000;
+
 /** Build the app (routes registered, not listening). */
 export async function buildApp(opts: HttpAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -86,6 +89,15 @@ export async function buildApp(opts: HttpAppOptions): Promise<FastifyInstance> {
     },
   });
   app.setErrorHandler(handleError);
+  // Closing waits for every open connection to end, and fastify only cuts the idle ones: a keep-alive
+  // socket it does not count as idle held a shutdown for the whole keep-alive timeout (~72 s, seen with
+  // the MCP client's connections on a loaded machine). Requests still get CLOSE_GRACE_MS to finish.
+  app.addHook("preClose", (done) => {
+    const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+    cut.unref();
+    app.server.once("close", () => clearTimeout(cut));
+    done();
+  });
   // JSON bodies: refused when nested deeper than MAX_JSON_DEPTH before anything parses them, so no
   // recursive code (validation, cloning, printing) can run out of stack on a hostile body. Otherwise
   // fastify's own parser (prototype-poisoning keys refused).
