@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { gunzipSync } from "node:zlib";
+import type { SparseMatrix } from "../../data/arrays.js";
 import { dense, strings } from "../../data/arrays.js";
 import type { Column } from "../../data/dataframe.js";
 import { DataError } from "../data-error.js";
@@ -151,4 +152,44 @@ export function typedColumns(t: TextTable, skip: readonly string[] = []): Record
     out[name] = typedColumn(t.columns[i]!);
   });
   return out;
+}
+
+/**
+ * The cells × features CSR matrix of a wide count table (a vendor's cell-by-gene CSV): `rows` of the
+ * table in order, `cols` as the matrix's columns in order, zeros left out. Two passes (count, then fill)
+ * so the values go straight into typed arrays. A value that is not a number is a `DataError` naming the
+ * file, line and column.
+ */
+export function csrFromTextColumns(
+  t: TextTable,
+  rows: readonly number[],
+  cols: readonly number[],
+  file: string,
+): SparseMatrix {
+  const n = rows.length;
+  const indptr = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    const r = rows[i]!;
+    let nnz = 0;
+    for (const c of cols) {
+      const v = Number(t.columns[c]![r]);
+      if (Number.isNaN(v))
+        throw new DataError(`${file}: line ${r + 2}, column "${t.header?.[c] ?? c}" is not a number`);
+      if (v !== 0) nnz++;
+    }
+    indptr[i + 1] = indptr[i]! + nnz;
+  }
+  const data = new Float32Array(indptr[n]!);
+  const indices = new Int32Array(indptr[n]!);
+  for (let i = 0, k = 0; i < n; i++) {
+    const r = rows[i]!;
+    cols.forEach((c, j) => {
+      const v = Number(t.columns[c]![r]);
+      if (v !== 0) {
+        indices[k] = j;
+        data[k++] = v;
+      }
+    });
+  }
+  return { kind: "csr", dtype: "float32", shape: [n, cols.length], data, indices, indptr };
 }

@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { dense, type SparseMatrix, strings } from "../../../data/arrays.js";
+import { dense, strings } from "../../../data/arrays.js";
 import { type Column, dataFrame } from "../../../data/dataframe.js";
 import type { PointsElement, ShapesElement } from "../../../data/elements.js";
 import { makeSpatialData } from "../../../data/spatialdata.js";
@@ -19,7 +19,7 @@ import { asCategorical } from "../categorize.js";
 import { type ReaderReport, rangeIds, regionTable, type VendorResult, xyMatrix } from "../common.js";
 import { numericColumn, readFrameFile, textColumn } from "../frame-file.js";
 import { identityXY } from "../placement.js";
-import { readDelimited } from "../text.js";
+import { csrFromTextColumns, readDelimited } from "../text.js";
 
 /** Options of {@link readCosmx} (spatialdata-io's names). */
 export interface CosmxOptions {
@@ -75,34 +75,12 @@ export async function readCosmx(
     throw new DataError(
       `${countsFile}: needs "fov" and "cell_ID" columns (has ${header.slice(0, 5).join(", ")} …)`,
     );
-  const targets = header.flatMap((h, i) => (i === fovCol || i === cellCol ? [] : [i]));
+  const targets = header.flatMap((_h, i) => (i === fovCol || i === cellCol ? [] : [i]));
   const keepRows: number[] = [];
   for (let r = 0; r < counts.nRows; r++) if (Number(counts.columns[cellCol]![r]) !== 0) keepRows.push(r);
   const names = keepRows.map((r) => `${counts.columns[fovCol]![r]}_${counts.columns[cellCol]![r]}`);
   const n = keepRows.length;
-  const indptr = new Int32Array(n + 1);
-  const idx: number[] = [];
-  const vals: number[] = [];
-  keepRows.forEach((r, i) => {
-    targets.forEach((c, j) => {
-      const v = Number(counts.columns[c]![r]);
-      if (Number.isNaN(v))
-        throw new DataError(`${countsFile}: line ${r + 2}, column "${header[c]}" is not a number`);
-      if (v !== 0) {
-        idx.push(j);
-        vals.push(v);
-      }
-    });
-    indptr[i + 1] = idx.length;
-  });
-  const X: SparseMatrix = {
-    kind: "csr",
-    dtype: "float32",
-    shape: [n, targets.length],
-    data: Float32Array.from(vals),
-    indices: Int32Array.from(idx),
-    indptr,
-  };
+  const X = csrFromTextColumns(counts, keepRows, targets, countsFile);
   report.log?.(`${n} cells (background cell 0 of each FOV dropped), ${targets.length} targets`);
 
   report.progress?.(0.2, "reading the cell metadata");

@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { dense, type SparseMatrix, strings } from "../../../data/arrays.js";
+import { dense, strings } from "../../../data/arrays.js";
 import { type Column, dataFrame } from "../../../data/dataframe.js";
 import type { ImageElement, PointsElement, ShapesElement } from "../../../data/elements.js";
 import { makeSpatialData } from "../../../data/spatialdata.js";
@@ -18,7 +18,7 @@ import { type ReaderReport, rangeIds, regionTable, type VendorResult, xyMatrix }
 import { numericColumn, readFrameFile, textColumn } from "../frame-file.js";
 import { affineXY, identityXY } from "../placement.js";
 import { readTiffPlanes } from "../raster-tiff.js";
-import { readDelimited, typedColumn } from "../text.js";
+import { csrFromTextColumns, readDelimited, typedColumn } from "../text.js";
 import { readMerscopeBoundaries } from "./boundaries.js";
 import { invertAffine2, micronToPixel, readManifest } from "./transform.js";
 
@@ -62,29 +62,12 @@ export async function readMerscope(
   header.forEach((h, i) => {
     if (i > 0) (/^Blank-/i.test(h) ? blankCols : geneCols).push(i);
   });
-  const indptr = new Int32Array(n + 1);
-  const idx: number[] = [];
-  const vals: number[] = [];
-  for (let r = 0; r < n; r++) {
-    geneCols.forEach((c, j) => {
-      const v = Number(counts.columns[c]![r]);
-      if (Number.isNaN(v))
-        throw new DataError(`${countsFile}: line ${r + 2}, column "${header[c]}" is not a number`);
-      if (v !== 0) {
-        idx.push(j);
-        vals.push(v);
-      }
-    });
-    indptr[r + 1] = idx.length;
-  }
-  const X: SparseMatrix = {
-    kind: "csr",
-    dtype: "float32",
-    shape: [n, geneCols.length],
-    data: Float32Array.from(vals),
-    indices: Int32Array.from(idx),
-    indptr,
-  };
+  const X = csrFromTextColumns(
+    counts,
+    Array.from({ length: n }, (_, r) => r),
+    geneCols,
+    countsFile,
+  );
   const blank = new Float32Array(n * blankCols.length);
   for (let r = 0; r < n; r++)
     blankCols.forEach((c, j) => {
