@@ -5,7 +5,7 @@
  * field, so an adapter answers 400 and nothing runs.
  *
  * Leniency, so a client can post back what the API gave it: `schema_version` may be omitted (it is
- * 1), and a catalog entry's flat `{name, description, steps, params}` stands for `meta`.
+ * 1), and a catalog entry's flat `{name, description, provenance, steps, params}` stands for `meta`.
  */
 import { BadRequestError } from "../errors.js";
 import { MAX_JSON_DEPTH, MAX_RECIPE_STEPS, tooDeepMessage, valueDepthOver } from "../input-limits.js";
@@ -29,7 +29,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function parseRecipeRequest(body: unknown): RecipeRequest {
   if (!isObject(body)) throw new BadRequestError("body: a recipe is a JSON object");
   if (valueDepthOver(body, MAX_JSON_DEPTH)) throw new BadRequestError(tooDeepMessage("body"));
-  const { mode = "run", values = {}, name, description, ...rest } = body;
+  const { mode = "run", values = {}, name, description, provenance, ...rest } = body;
   // Bounded before any step is validated: staging thousands of steps at once would hold the event loop.
   if (Array.isArray(rest.steps) && rest.steps.length > MAX_RECIPE_STEPS)
     throw new BadRequestError(
@@ -40,9 +40,15 @@ export function parseRecipeRequest(body: unknown): RecipeRequest {
   if (!isObject(values)) throw new BadRequestError("body.values must be an object {<param name>: value}");
   const shaped: Record<string, unknown> = { schema_version: 1, ...rest };
   if (shaped.meta === undefined && name !== undefined)
-    shaped.meta = { name, ...(description !== undefined ? { description } : {}) };
-  else if (name !== undefined || description !== undefined)
-    throw new BadRequestError("body: give the recipe's name and description in meta, not beside it");
+    shaped.meta = {
+      name,
+      ...(description !== undefined ? { description } : {}),
+      ...(provenance !== undefined && provenance !== null ? { provenance } : {}),
+    };
+  else if (name !== undefined || description !== undefined || provenance !== undefined)
+    throw new BadRequestError(
+      "body: give the recipe's name, description and provenance in meta, not beside it",
+    );
   const known = new Set(["schema_version", "meta", "readme", "params", "steps"]);
   const unknown = Object.keys(shaped).filter((k) => !known.has(k));
   if (unknown.length) throw new BadRequestError(`body: unknown field "${unknown[0]}"`);

@@ -45,6 +45,8 @@ export class TesseraFunctionForm extends LitElement {
     disabledReason: { attribute: false },
     searchVarNames: { attribute: false },
     loadCategories: { attribute: false },
+    initial: { attribute: false },
+    labels: { attribute: false },
     values: { state: true },
     jsonDrafts: { state: true },
     geneOptions: { state: true },
@@ -60,6 +62,10 @@ export class TesseraFunctionForm extends LitElement {
   declare searchVarNames: ((q: string) => Promise<string[]>) | null;
   /** The categories of an obs column (for `obs_value_map`); null: edited as JSON. */
   declare loadCategories: ((column: string) => Promise<string[]>) | null;
+  /** Values that replace the defaults when a function is shown (re-run or edit of a step's params). */
+  declare initial: Record<string, unknown> | null;
+  /** The two buttons' labels (default Run and Stage; an edited pending step says Save and Save & run). */
+  declare labels: { run: string; stage: string } | null;
   declare values: Record<string, unknown>;
   declare jsonDrafts: Record<string, string>;
   declare geneOptions: Record<string, string[]>;
@@ -76,6 +82,8 @@ export class TesseraFunctionForm extends LitElement {
     this.disabledReason = null;
     this.searchVarNames = null;
     this.loadCategories = null;
+    this.initial = null;
+    this.labels = null;
     this.values = {};
     this.jsonDrafts = {};
     this.geneOptions = {};
@@ -90,7 +98,7 @@ export class TesseraFunctionForm extends LitElement {
     // A new function: start again from its defaults.
     if (this.entry && this.entry.key !== this.shownKey) {
       this.shownKey = this.entry.key;
-      this.values = defaultsOf(this.entry);
+      this.values = { ...defaultsOf(this.entry), ...(this.initial ?? {}) };
       this.jsonDrafts = {};
       this.geneOptions = {};
       this.loadLibraryIds(this.entry);
@@ -297,8 +305,8 @@ export class TesseraFunctionForm extends LitElement {
       ${(e.unsupported_params ?? []).length ? html`<div class="muted">Locked to their defaults: ${e.unsupported_params!.join(", ")}</div>` : nothing}
       ${general ? html`<div class="err" data-error-for="">${general}</div>` : nothing}
       <div class="foot" style="display:flex;gap:6px;justify-content:flex-end;margin-top:8px">
-        <button type="button" data-action="stage" ?disabled=${!!this.disabledReason} title=${this.disabledReason ?? "Add as a pending step"} @click=${() => this.submit(true)}>Stage</button>
-        <button type="submit" class="primary" data-action="run" ?disabled=${!!this.disabledReason} title=${this.disabledReason ?? "Run now"}>Run</button>
+        <button type="button" data-action="stage" ?disabled=${!!this.disabledReason} title=${this.disabledReason ?? "Add as a pending step"} @click=${() => this.submit(true)}>${this.labels?.stage ?? "Stage"}</button>
+        <button type="submit" class="primary" data-action="run" ?disabled=${!!this.disabledReason} title=${this.disabledReason ?? "Run now"}>${this.labels?.run ?? "Run"}</button>
       </div>
     </form>`;
   }

@@ -16,11 +16,9 @@ import { ApiClient, ApiError } from "../http.js";
 import { LiveDataSource } from "../live-source.js";
 import "../spatial-canvas.js";
 import "../embedding-canvas.js";
+import { APP_EVENT } from "./analysis/index.js";
 import { type DisplayPayload, EmbedBridge, payloadOf, refreshingFetch } from "./embed.js";
 import { type AppEvent, EventStream } from "./events.js";
-import { type FunctionEntry as FormFunctionEntry, fieldErrorsOf } from "./form-model.js";
-import type { FormSubmit } from "./function-form.js";
-import "./function-picker.js";
 import { clientId, clientName, publicId, setClientName } from "./identity.js";
 import { decodeViewLink, encodeViewLink, encodingDiff, LINK_WARN_CHARS, type ViewLink } from "./view-link.js";
 
@@ -89,9 +87,6 @@ interface JsonSchema {
   anyOf?: JsonSchema[];
 }
 
-/** The effect classes the function picker lists on its Compute and Plots tabs (stable, so a re-render keeps the tab chosen). */
-const COMPUTE_KINDS = ["compute", "extract"];
-const PLOT_KINDS = ["plot"];
 const THEME_KEY = "tessera-theme";
 const HEARTBEAT_MS = 5000;
 const PERSIST_MS = 500;
@@ -140,8 +135,6 @@ export class TesseraApp extends LitElement {
     embed: { state: true },
     checkpointUrl: { state: true },
     cells: { state: true },
-    functions: { state: true },
-    fnErrors: { state: true },
   };
 
   declare mode: "starting" | "live" | "serverless" | "collection" | "error";
@@ -157,7 +150,7 @@ export class TesseraApp extends LitElement {
   declare sidebarOpen: boolean;
   declare toasts: Toast[];
   declare resources: { ram: number; cpu: number } | null;
-  declare dialog: null | "new-session" | "about" | "functions" | { kind: "delete"; id: string };
+  declare dialog: null | "new-session" | "about" | { kind: "delete"; id: string };
   declare loads: LoadProgress[];
   declare source: DataSource | null;
   declare displays: DisplaySpec[];
@@ -189,10 +182,6 @@ export class TesseraApp extends LitElement {
   declare embed: boolean;
   declare checkpointUrl: string | null;
   declare cells: number;
-  /** The registry's functions, for the function picker. */
-  declare functions: FormFunctionEntry[];
-  /** Field errors of the picker's last Run/Stage (parameter → message). */
-  declare fnErrors: Record<string, string>;
 
   readonly clientId = clientId();
   private name = clientName();
@@ -585,8 +574,6 @@ export class TesseraApp extends LitElement {
     this.datasets = [];
     this.datasetFilter = "";
     this.readers = [];
-    this.functions = [];
-    this.fnErrors = {};
     this.reader = "";
     this.readerParams = {};
     this.browse = null;
@@ -1043,6 +1030,8 @@ export class TesseraApp extends LitElement {
   }
 
   private onEvent(e: AppEvent): void {
+    // The analysis panels listen on the app element (one stream for everyone).
+    this.dispatchEvent(new CustomEvent(APP_EVENT, { detail: e }));
     const d = e.data as Record<string, unknown> & { session_id?: string };
     const sid = d.session_id;
     switch (e.event) {
@@ -1255,48 +1244,6 @@ export class TesseraApp extends LitElement {
       );
     } catch {
       this.readers = [];
-    }
-  }
-
-  /** Open the function picker (the registry is read once per opening, it can change with plugins). */
-  private async openFunctions(): Promise<void> {
-    this.fnErrors = {};
-    this.dialog = "functions";
-    try {
-      this.functions = (await this.api.json<{ functions: FormFunctionEntry[] }>("/api/functions")).functions;
-    } catch (e) {
-      this.toast("error", `Could not list the functions: ${(e as Error).message}`);
-    }
-  }
-
-  /** The categories of an obs column of the current session (the `obs_value_map` widget's rows). */
-  private async obsCategories(column: string): Promise<string[]> {
-    const id = this.currentId;
-    if (!id) return [];
-    const r = await this.api.json<{ values: { value: unknown }[] }>(
-      `/api/sessions/${encodeURIComponent(id)}/obs/${encodeURIComponent(column)}/values`,
-    );
-    return r.values.map((v) => String(v.value));
-  }
-
-  /** Run or stage a function from its generated form; a 400 goes back onto the field it names. */
-  private async submitFunction(d: FormSubmit): Promise<void> {
-    const id = this.currentId;
-    if (!id) return;
-    const [namespace, fn] = [d.entry.namespace, d.entry.function];
-    this.fnErrors = {};
-    try {
-      const r = await this.api.json<{ job_id?: string; step_id?: string; status: string }>(
-        `/api/sessions/${encodeURIComponent(id)}/jobs${d.stage ? "/stage" : ""}`,
-        { method: "POST", json: { namespace, function: fn, params: d.params } },
-      );
-      this.toast("info", `${d.entry.key}: ${d.stage ? "staged" : r.status}`);
-      this.dialog = null;
-      await this.refreshState();
-    } catch (e) {
-      const msg = (e as Error).message;
-      if (e instanceof ApiError && e.status === 400) this.fnErrors = fieldErrorsOf(d.entry, msg);
-      else this.toast("error", `${d.entry.key}: ${msg}`);
     }
   }
 
@@ -1544,22 +1491,11 @@ export class TesseraApp extends LitElement {
 
   private renderSidebar(): TemplateResult | typeof nothing {
     if (!this.sidebarOpen || this.embed) return nothing;
-    const st = this.state;
-    const history = st?.app_state.compute_history ?? [];
-    return html`<aside data-tour="sidebar">
-      <div class="muted" style="margin-bottom:6px">Compute history</div>
-      ${history.length ? history.map((h) => html`<div style="padding:3px 0">${h.namespace}.${h.function} <span class="pill">${h.status}</span></div>`) : html`<div class="muted">No analysis steps yet.</div>`}
-      ${
-        st && this.mode === "live"
-          ? html`<div class="muted" style="margin:14px 0 6px">Session</div>
-              <p><button data-tour="run-function" data-testid="run-function" @click=${() => this.openFunctions()}>Run function…</button></p>
-              <div>${st.summary.name}</div>
-              <div class="muted">${st.summary.status} · ${Math.round(st.summary.resident_mb)} MB · ${st.summary.saved ? "saved" : "unsaved changes"}</div>
-              ${st.summary.error ? html`<div class="err">${st.summary.error}</div>` : nothing}
-              <p class="muted" style="margin-top:14px">Recipes, regions, annotations and subsets come with part 2 of the web app.</p>`
-          : nothing
-      }
-    </aside>`;
+    return html`<tessera-analysis-sidebar
+      .app=${this}
+      .state=${this.state}
+      @state-stale=${() => this.refreshState()}
+    ></tessera-analysis-sidebar>`;
   }
 
   private renderStage(): TemplateResult {
@@ -1641,8 +1577,8 @@ export class TesseraApp extends LitElement {
                 ></tessera-embedding-canvas>`
               : this.renderNoEmbedding()
             : this.view === "plots"
-              ? html`<div class="placeholder">The Plots view (figure grid and lightbox) comes with part 2 of the web app. ${(st.app_state.plots ?? []).length} plot(s) in this session.</div>`
-              : html`<div class="placeholder">The Tables view (data inspector) comes with part 2 of the web app.</div>`
+              ? html`<tessera-plots-view .app=${this} .state=${st}></tessera-plots-view>`
+              : html`<tessera-data-inspector .app=${this} .state=${st}></tessera-data-inspector>`
       }
     `;
   }
@@ -1724,31 +1660,6 @@ export class TesseraApp extends LitElement {
                   ${list(l.client)}`
               : html`<p class="muted">Loading…</p>`
           }`,
-      );
-    }
-    if (d === "functions") {
-      const st = this.state;
-      const lock = this.lock;
-      const reason = st?.summary.read_only
-        ? "The session is read-only."
-        : this.canEdit
-          ? null
-          : `${lock?.name ?? "Someone else"} holds the edit lock.`;
-      return wrap(
-        "Run a function",
-        html`<tessera-function-picker
-          .functions=${this.functions}
-          .kinds=${this.view === "plots" ? PLOT_KINDS : COMPUTE_KINDS}
-          .fields=${st?.fields ?? null}
-          .errors=${this.fnErrors}
-          .disabledReason=${reason}
-          .searchVarNames=${(q: string) => (this.source ? this.source.searchVarNames(q, 20) : Promise.resolve([]))}
-          .loadCategories=${(column: string) => this.obsCategories(column)}
-          @function-selected=${() => {
-            this.fnErrors = {};
-          }}
-          @form-submit=${(e: CustomEvent<FormSubmit>) => this.submitFunction(e.detail)}
-        ></tessera-function-picker>`,
       );
     }
     if (typeof d === "object" && d.kind === "delete") {
@@ -1949,6 +1860,7 @@ export class TesseraApp extends LitElement {
       <div class="toasts">
         ${this.toasts.map((t) => html`<div class="toast ${t.kind}" data-testid="toast-${t.kind}"><span>${t.text}</span><button @click=${() => this.dismiss(t.id)}>✕</button></div>`)}
       </div>
+      <tessera-job-overlay .app=${this} .state=${this.state} @state-stale=${() => this.refreshState()}></tessera-job-overlay>
       ${this.renderDialog()}
     `;
   }

@@ -8,11 +8,12 @@ import { mutableSession, readSession } from "../request.js";
 
 /** Registers the recipes routes. */
 export const recipesRoutes: RouteModule = (app, { service }) => {
-  // The catalog entry of the spec, plus `params` and `readme`, so a client can post it back to run it.
+  // The catalog entry of the spec, plus `provenance`, `params` and `readme`, so a client can post it back to run it.
   app.get("/api/recipes", async () => ({
     recipes: service.recipes.recipes.map(({ recipe: r }) => ({
       name: r.meta.name,
       description: r.meta.description,
+      provenance: r.meta.provenance ?? null,
       steps: r.steps,
       params: r.params ?? [],
       readme: r.readme ?? "",
