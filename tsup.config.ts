@@ -41,6 +41,7 @@ export default defineConfig({
     cli: "src/adapters/cli/main.ts",
     "jobs/worker": "src/sdk/jobs/worker.ts",
     "raster/build-worker": "src/sdk/raster/build-worker.ts",
+    "figures/figure-worker": "src/sdk/figures/figure-worker.ts",
     ...pluginEntries(),
   },
   format: ["esm"],

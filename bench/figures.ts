@@ -10,6 +10,7 @@
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { allocArray } from "../src/sdk/data/arrays.js";
 import type { ImageElement } from "../src/sdk/data/elements.js";
 import { withElement } from "../src/sdk/data/spatialdata.js";
@@ -27,21 +28,34 @@ function arg(name: string, dflt: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : dflt;
 }
 
-/** Peak RSS sampled every 10 ms while `fn` runs. */
-async function withPeak<T>(fn: () => Promise<T>): Promise<{ value: T; peakMb: number; ms: number }> {
+/**
+ * Peak RSS sampled every 10 ms while `fn` runs, its wall time, this process's CPU time (all threads)
+ * and the event loop's largest delay (`monitorEventLoopDelay` at 5 ms resolution): how long the
+ * main thread was kept from answering anything else.
+ */
+async function withPeak<T>(
+  fn: () => Promise<T>,
+): Promise<{ value: T; peakMb: number; ms: number; cpuS: number; loopMaxMs: number }> {
   let peak = process.memoryUsage().rss;
   const timer = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().rss);
   }, 10);
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  const cpu0 = process.cpuUsage();
   const t = performance.now();
   try {
     const value = await fn();
+    const cpu = process.cpuUsage(cpu0);
     return {
       value,
       peakMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 2 ** 20),
       ms: performance.now() - t,
+      cpuS: (cpu.user + cpu.system) / 1e6,
+      loopMaxMs: loop.max / 1e6,
     };
   } finally {
+    loop.disable();
     clearInterval(timer);
   }
 }
@@ -175,10 +189,10 @@ async function main(): Promise<void> {
         `snapshot ${cells.toLocaleString("en")} cells (${p.render.cells_in_view.toLocaleString("en")} in view, rasterized_points=${p.render.rasterized_points}), image 2000×1500, canvas ${W}×${H} px at 200 dpi (PNG ${Math.round((W * 200) / 96)}×${Math.round((H * 200) / 96)}):`,
       );
       console.log(
-        `  render to SVG ${p.svgMs.toFixed(0)} ms (SVG ${(p.svgBytes / 2 ** 20).toFixed(1)} MB), SVG→PNG ${p.pngMs.toFixed(0)} ms, SVG→PDF ${p.pdfMs.toFixed(0)} ms; peak RSS ${parts.peakMb} MB`,
+        `  render to SVG ${p.svgMs.toFixed(0)} ms (SVG ${(p.svgBytes / 2 ** 20).toFixed(1)} MB), SVG→PNG ${p.pngMs.toFixed(0)} ms, SVG→PDF ${p.pdfMs.toFixed(0)} ms; event-loop max delay ${parts.loopMaxMs.toFixed(0)} ms, peak RSS ${parts.peakMb} MB`,
       );
       console.log(
-        `  whole snapshot (render, PDF, PNG, thumbnail, sidecar): ${whole.ms.toFixed(0)} ms, peak RSS ${whole.peakMb} MB`,
+        `  whole snapshot (render, PDF, PNG, thumbnail, sidecar): ${whole.ms.toFixed(0)} ms wall, ${whole.cpuS.toFixed(1)} CPU s, event-loop max delay ${whole.loopMaxMs.toFixed(0)} ms, peak RSS ${whole.peakMb} MB`,
       );
       console.log(`  files: ${sizes.join(", ")}`);
       await s.close();

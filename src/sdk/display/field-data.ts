@@ -26,6 +26,20 @@ function column(t: Table, name: string): ArrayLike<number> & { buffer?: ArrayBuf
   return c.toArray() as ArrayLike<number>;
 }
 
+/**
+ * A column as its own Float32Array, on a SharedArrayBuffer where the platform has one: the server's
+ * figure thread then reads the positions without another copy (browsers without cross-origin
+ * isolation have no SharedArrayBuffer and get a plain one).
+ */
+function ownFloat32(v: ArrayLike<number>): Float32Array {
+  const out =
+    typeof SharedArrayBuffer === "undefined"
+      ? new Float32Array(v.length)
+      : new Float32Array(new SharedArrayBuffer(v.length * 4));
+  out.set(v);
+  return out;
+}
+
 /** A `FieldData` from a decoded Arrow table. */
 export function fieldFromTable(t: Table, path: string): FieldData {
   const meta = t.schema.metadata;
@@ -34,7 +48,7 @@ export function fieldFromTable(t: Table, path: string): FieldData {
   if (kind === "components") {
     const comps: Float32Array[] = [];
     for (const f of t.schema.fields) {
-      if (/^d\d+$/.test(f.name)) comps.push(Float32Array.from(column(t, f.name)));
+      if (/^d\d+$/.test(f.name)) comps.push(ownFloat32(column(t, f.name)));
     }
     return { path, kind, n, components: comps };
   }

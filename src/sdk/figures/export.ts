@@ -9,6 +9,7 @@
  *   goes in the PDF's document information dictionary (Title, Subject, Keywords, …). One
  *   `<g class="markers">` group of plain `<circle>`/`<rect>` elements (as `markerGroup` in
  *   `pdf-markers.ts` writes them) is drawn by pdfkit directly: svg-to-pdfkit takes ~0.5 ms per element.
+ *   From the main thread it runs on the figure thread.
  * - `pngSize(png)`: width and height from the IHDR chunk.
  * - `FIGURE_DPI_RANGE`: the dpi a figure may be rendered at.
  */
@@ -18,6 +19,7 @@ import { deflate } from "node:zlib";
 import PDFDocument from "pdfkit";
 import sharp from "sharp";
 import SVGtoPDF from "svg-to-pdfkit";
+import { onFigureThread } from "./figure-thread.js";
 import { drawMarkers, splitMarkers } from "./pdf-markers.js";
 
 /**
@@ -163,9 +165,15 @@ const DEJAVU = {
 /**
  * Draws an SVG document into a one-page vector PDF. Text is set in DejaVu Sans (embedded as a subset)
  * when the font is installed, so that the PDF shows what the PNG shows; without it, the standard
- * Helvetica (no embedding, Latin-1 only).
+ * Helvetica (no embedding, Latin-1 only). pdfkit and svg-to-pdfkit are JavaScript, so on the main
+ * thread the work goes to the figure thread (`figure-thread.ts`); elsewhere it runs in place.
  */
-export async function svgToPdf(svg: string, opts: PdfOptions): Promise<Uint8Array> {
+export function svgToPdf(svg: string, opts: PdfOptions): Promise<Uint8Array> {
+  return onFigureThread("pdf", { svg, options: opts }, (i) => svgToPdfHere(i.svg, i.options));
+}
+
+/** `svgToPdf` on the calling thread (what the figure thread runs). */
+export async function svgToPdfHere(svg: string, opts: PdfOptions): Promise<Uint8Array> {
   const { widthPt, heightPt } = opts;
   if (!(widthPt > 0 && heightPt > 0 && widthPt <= 14400 && heightPt <= 14400)) {
     throw new RangeError(

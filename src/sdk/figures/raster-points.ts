@@ -64,8 +64,8 @@ export function drawMarker(
   }
 }
 
-/** Source-over of (r, g, b, a) onto the straight-alpha pixel at `o`. */
-function blend(d: Uint8Array, o: number, r: number, g: number, b: number, a: number): void {
+/** Source-over of (r, g, b, a) onto the straight-alpha pixel at byte offset `o` of `d`. */
+export function blend(d: Uint8Array, o: number, r: number, g: number, b: number, a: number): void {
   const da = d[o + 3]!;
   if (a >= 255 || da === 0) {
     d[o] = r;

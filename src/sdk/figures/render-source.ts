@@ -5,6 +5,7 @@
  * or another host can supply its own.
  */
 import { type CanvasShapes, canvasShapes } from "../data/shape-index.js";
+import type { SpatialData } from "../data/spatialdata.js";
 import type { Transformation } from "../data/transforms.js";
 import { type FieldData, fieldFromTable } from "../display/field-data.js";
 import { fieldBatch } from "../io/arrow/field-batch.js";
@@ -41,13 +42,23 @@ export interface RenderSource {
   unit(): string;
 }
 
-/** A render source over a live session's committed object. */
+/**
+ * A render source over a live session, pinned to the object committed when it is made: every read
+ * of one render (positions, the colour field, boundaries, the unit) comes from that one object, so
+ * a job that commits while the render awaits its reads cannot give it positions from before and
+ * colours from after. A commit never mutates an object (it swaps in a new one), so the pinned one
+ * stays whole; the render simply shows the state at its start, as the spec's reads do. A gene is read
+ * from the checkpoint's mirror only while the pinned X is still the one the mirror holds.
+ */
 export function sessionRenderSource(s: Session): RenderSource {
+  const data = s.data;
+  const table = s.activeTable;
   return {
     async field(path) {
-      const t = await fieldBatch(s.data, path, {
-        activeTable: s.activeTable,
-        geneReader: (table, gene) => s.geneValues(table, gene),
+      const t = await fieldBatch(data, path, {
+        activeTable: table,
+        geneReader: async (tname, gene) =>
+          s.data.tables[tname]?.X === data.tables[tname]?.X ? s.geneValues(tname, gene) : null,
       });
       return fieldFromTable(t, path);
     },
@@ -56,16 +67,16 @@ export function sessionRenderSource(s: Session): RenderSource {
       const t = await s.rasters.tileRgb(name, level, col, row, displayId ? { display: displayId } : {});
       return { rgb: t.rgb, width: t.width, height: t.height };
     },
-    shapes: (name) => canvasShapes(s.data, s.activeTable, name),
-    shapesNames: () => Object.keys(s.data.shapes).filter((n) => !n.startsWith("_")),
-    unit: () => worldUnit(s),
+    shapes: (name) => canvasShapes(data, table, name),
+    shapesNames: () => Object.keys(data.shapes).filter((n) => !n.startsWith("_")),
+    unit: () => worldUnit(data),
   };
 }
 
 /** The unit of the world system's x axis as a short label, `units` when none is recorded. */
-function worldUnit(s: Session): string {
+function worldUnit(data: SpatialData): string {
   for (const kind of ["shapes", "images", "points", "labels"] as const) {
-    for (const el of Object.values(s.data[kind])) {
+    for (const el of Object.values(data[kind])) {
       for (const t of Object.values(el.transformations) as Transformation[]) {
         const u = t.output?.axes.find((a) => a.name === "x")?.unit;
         if (u) return shortUnit(u);

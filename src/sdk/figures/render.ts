@@ -4,32 +4,29 @@
  * (`cellColors`), boundary zoom gate and view transform as the web canvases. Layers bottom-up:
  * background, image (raster, `image-layer.ts`), cells (vector markers up to `POINT_VECTOR_CAP` in
  * view, else one raster at the output resolution) or boundaries (vector polygons past the zoom
- * gate), grid, scale bar (spatial), legend, minimap.
+ * gate, a raster of them above the same cap), grid, scale bar (spatial), legend, minimap.
+ *
+ * This module gathers what the display shows from the render source on the calling thread (the
+ * fields, the composited image, the boundary polygons in view: reads that await the session) and
+ * hands it to `draw.ts` on the figure thread, the cell arrays on shared memory: the per-cell work
+ * never holds the server's event loop.
  *
  * Exports: `renderDisplay(source, request)` → `{ svg, widthPt, heightPt, frame, render, legend }`;
  * `frame` carries the pixel ↔ world affines (for MCP `view_display`).
  */
 
+import { toShared } from "../data/arrays.js";
 import { queryShapes } from "../data/shape-index.js";
-import { type CellColors, cellColors, type Legend } from "../display/cell-colors.js";
-import {
-  BOUNDARY_POLYGON_CAP,
-  boundaryZoomGate,
-  CANVAS_BACKGROUND,
-  colormapLut,
-  withEmbeddingDefaults,
-  withSpatialDefaults,
-} from "../display/encoding.js";
+import type { Legend } from "../display/cell-colors.js";
+import { withEmbeddingDefaults, withSpatialDefaults } from "../display/encoding.js";
 import type { FieldData } from "../display/field-data.js";
 import { BadRequestError } from "../errors.js";
 import type { DisplaySpec } from "../io/checkpoint/app-state.js";
-import { apply, type FigureFrame, figureFrame } from "./frame.js";
+import { type DrawInputs, drawDisplay, type ShapesGeometry } from "./draw.js";
+import { onFigureThread } from "./figure-thread.js";
+import { type FigureFrame, figureFrame } from "./frame.js";
 import { imageLayer } from "./image-layer.js";
-import { colorBar, niceScaleLength, scaleBar, swatches } from "./legend.js";
-import { type Marker, markerGroup } from "./pdf-markers.js";
-import { drawMarker, newRaster, POINT_VECTOR_CAP, rasterToPng } from "./raster-points.js";
 import type { RenderSource } from "./render-source.js";
-import { el, group, image, line, num, path, rect, svgDocument, text } from "./svg.js";
 
 /** Canvas sizes accepted, in CSS px. */
 export const CANVAS_PX_RANGE = { min: 16, max: 8192 } as const;
@@ -37,10 +34,6 @@ export const CANVAS_PX_RANGE = { min: 16, max: 8192 } as const;
 export const SNAPSHOT_DPI_RANGE = { min: 36, max: 600 } as const;
 /** Largest PNG side (pixels). */
 export const MAX_OUTPUT_SIDE = 20_000;
-/** Cells drawn in the minimap at most (as the canvas's minimap). */
-const MINIMAP_CELLS = 4000;
-/** Minimap edge in CSS px. */
-const MINIMAP_PX = 140;
 
 /** What to render. */
 export interface RenderRequest {
@@ -121,7 +114,8 @@ export async function renderDisplay(source: RenderSource, req: RenderRequest): P
   checkRenderRequest(req);
   const d = req.display;
   const spatial = d.type === "spatial_canvas";
-  const enc = spatial ? withSpatialDefaults(d.encoding) : withEmbeddingDefaults(d.encoding);
+  const se = spatial ? withSpatialDefaults(d.encoding) : null;
+  const enc = se ?? withEmbeddingDefaults(d.encoding);
   const frame = figureFrame({
     target: req.viewport.target,
     zoom: req.viewport.zoom,
@@ -129,21 +123,9 @@ export async function renderDisplay(source: RenderSource, req: RenderRequest): P
     heightPx: req.heightPx,
     dpi: req.dpi,
     kind: spatial ? "spatial" : "embedding",
-    invertX: spatial ? withSpatialDefaults(d.encoding).invert_x : false,
-    invertY: spatial ? withSpatialDefaults(d.encoding).invert_y : false,
+    invertX: se ? se.invert_x : false,
+    invertY: se ? se.invert_y : false,
   });
-  const W = req.widthPx;
-  const H = req.heightPx;
-  const bg = CANVAS_BACKGROUND[enc.background];
-  const fg = enc.background === "light" ? "#1a1a1a" : "#e8e8e8";
-  const layers: string[] = [];
-  const stats: RenderStats = {
-    rasterized_points: false,
-    image_element: null,
-    cells_in_view: 0,
-    shapes_drawn: 0,
-    minimap: false,
-  };
 
   // Positions: the spatial coordinates as they are, or two components of an embedding.
   let xs: Float32Array;
@@ -165,365 +147,78 @@ export async function renderDisplay(source: RenderSource, req: RenderRequest): P
     xs = comps[e.x_component] ?? comps[0]!;
     ys = comps[e.y_component] ?? comps[1]!;
   }
-  const n = xs.length;
 
-  // Colours: exactly the canvas's.
-  let colors: CellColors;
   const colorBy = enc.color_by ?? null;
-  {
-    const field = colorBy ? await readField(source, colorBy, "encoding.color_by") : null;
-    colors = cellColors(n, field, {
-      title: enc.legend_title ?? null,
-      colormap: enc.colormap,
-      overrides: colorBy ? (enc.category_colors?.[colorBy] ?? null) : null,
-      isolated: enc.isolated_category ?? null,
-    });
+  const colorField = colorBy ? await readField(source, colorBy, "encoding.color_by") : null;
+
+  // Image: composited by the raster store, embedded as one PNG.
+  let img: DrawInputs["image"] = null;
+  if (se?.show_image && se.image_layer) {
+    let layer: Awaited<ReturnType<typeof imageLayer>>;
+    try {
+      layer = await imageLayer(source, se.image_layer, frame, d.id);
+    } catch (err) {
+      if (err instanceof BadRequestError) throw err;
+      throw new BadRequestError(
+        `encoding.image_layer: cannot draw "${se.image_layer}": ${(err as Error).message}`,
+      );
+    }
+    if (layer) img = { svg: layer.svg, element: se.image_layer };
   }
 
-  // Image.
-  if (spatial) {
-    const se = withSpatialDefaults(d.encoding);
-    if (se.show_image && se.image_layer) {
-      let layer: Awaited<ReturnType<typeof imageLayer>>;
+  // Boundaries: the polygons whose box meets the window (the zoom gate is decided while drawing).
+  let boundaries: DrawInputs["boundaries"] = null;
+  if (se && se.render_mode !== "points" && source.shapes && source.shapesNames) {
+    const name = se.shapes_layer ?? source.shapesNames()[0] ?? null;
+    if (name) {
+      let shapes: ReturnType<NonNullable<RenderSource["shapes"]>>;
       try {
-        layer = await imageLayer(source, se.image_layer, frame, d.id);
+        shapes = source.shapes(name);
       } catch (err) {
-        if (err instanceof BadRequestError) throw err;
-        throw new BadRequestError(
-          `encoding.image_layer: cannot draw "${se.image_layer}": ${(err as Error).message}`,
-        );
+        throw new BadRequestError(`encoding.shapes_layer: ${(err as Error).message}`);
       }
-      if (layer) {
-        layers.push(layer.svg);
-        stats.image_element = se.image_layer;
-      }
+      boundaries = { shapes: sharedGeometry(shapes), ids: queryShapes(shapes, frame.worldWindow) };
     }
   }
 
-  // Cells in view (with a margin of one marker).
-  const m = frame.worldToPx;
-  const radiusPx = spatial
-    ? Math.max((enc.point_size / 2) * frame.scale, 0.5)
-    : Math.max(enc.point_size / 2, 0.5);
-  const inView: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const x = xs[i]!;
-    const y = ys[i]!;
-    if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
-    const px = m[0] * x + m[2];
-    const py = m[4] * y + m[5];
-    if (px >= -radiusPx && px <= W + radiusPx && py >= -radiusPx && py <= H + radiusPx) inView.push(i);
-  }
-  stats.cells_in_view = inView.length;
-
-  // Boundaries: past the canvas's zoom gate (or a small element), polygons replace the markers.
-  let drewPolygons = false;
-  if (spatial) {
-    const se = withSpatialDefaults(d.encoding);
-    if (se.render_mode !== "points" && source.shapes && source.shapesNames) {
-      const name = se.shapes_layer ?? source.shapesNames()[0] ?? null;
-      if (name) {
-        const poly = boundaryLayer(source, name, xs, ys, frame, colors, se);
-        if (poly) {
-          layers.push(poly.svg);
-          stats.shapes_drawn = poly.count;
-          drewPolygons = true;
-        }
-      }
-    }
-  }
-
-  const showPoints = spatial ? withSpatialDefaults(d.encoding).show_points : true;
-  const mode = spatial ? withSpatialDefaults(d.encoding).render_mode : "points";
-  if (showPoints && !drewPolygons && mode !== "shapes" && inView.length) {
-    const square = spatial && withSpatialDefaults(d.encoding).point_marker === "square";
-    const rgba = colors.rgba;
-    if (inView.length > POINT_VECTOR_CAP) {
-      stats.rasterized_points = true;
-      const k = frame.dpi / 96;
-      const img = newRaster(frame.pngWidth, frame.pngHeight);
-      const rr = radiusPx * k;
-      for (const i of inView) {
-        const o = i * 4;
-        drawMarker(
-          img,
-          (m[0] * xs[i]! + m[2]) * k,
-          (m[4] * ys[i]! + m[5]) * k,
-          rr,
-          rgba[o]!,
-          rgba[o + 1]!,
-          rgba[o + 2]!,
-          Math.round(rgba[o + 3]! * enc.opacity),
-          square,
-        );
-      }
-      layers.push(image(0, 0, W, H, await rasterToPng(img), { class: "cells-raster" }));
-    } else {
-      const marks: Marker[] = [];
-      for (const i of inView) {
-        const o = i * 4;
-        marks.push({
-          shape: square ? "square" : "circle",
-          x: m[0] * xs[i]! + m[2],
-          y: m[4] * ys[i]! + m[5],
-          r: radiusPx,
-          rgb: [rgba[o]!, rgba[o + 1]!, rgba[o + 2]!],
-          opacity: (rgba[o + 3]! / 255) * enc.opacity,
-        });
-      }
-      layers.push(markerGroup(marks, "cells"));
-    }
-  }
-
-  // Guides.
-  if (spatial) {
-    const sb = scaleBar({
-      xRight: W - 16,
-      y: H - 14,
-      unitsPerData: frame.scale,
-      maxLength: Math.min(200, W * 0.25),
-      unit: source.unit(),
-      color: fg,
-      fontSize: 11,
-    });
-    if (req.grid) layers.push(gridLayer(frame, sb.value, fg));
-    layers.push(el("g", { class: "guides", "data-scale-length-px": num(sb.length) }, sb.svg));
-  } else if (req.grid) {
-    const span = frame.worldWindow[2] - frame.worldWindow[0];
-    layers.push(gridLayer(frame, niceScaleLength(span / 5), fg));
-  }
-
-  const legend = enc.legend_visible ? colors.legend : null;
-  if (legend) layers.push(legendLayer(legend, W, H, enc.legend_scale, fg, enc.colormap, spatial));
-
-  if (spatial && req.includeMinimap && withSpatialDefaults(d.encoding).show_minimap && n > 0) {
-    layers.push(minimapLayer(xs, ys, colors, frame, fg));
-    stats.minimap = true;
-  }
-
-  const svg = svgDocument({
-    width: W * 0.75,
-    height: H * 0.75,
-    viewBox: [W, H],
-    background: bg,
-    title: `${spatial ? "spatial" : "embedding"} display ${d.id}`,
-    children: layers,
-  });
-  return { svg, widthPt: W * 0.75, heightPt: H * 0.75, frame, render: stats, legend };
-}
-
-/** Boundary polygons in view, or null when the gate, the cap or the element says no. */
-function boundaryLayer(
-  source: RenderSource,
-  name: string,
-  xs: Float32Array,
-  ys: Float32Array,
-  frame: FigureFrame,
-  colors: CellColors,
-  e: ReturnType<typeof withSpatialDefaults>,
-): { svg: string; count: number } | null {
-  let shapes: ReturnType<NonNullable<RenderSource["shapes"]>>;
-  try {
-    shapes = source.shapes!(name);
-  } catch (err) {
-    throw new BadRequestError(`encoding.shapes_layer: ${(err as Error).message}`);
-  }
-  if (shapes.count > BOUNDARY_POLYGON_CAP) {
-    let x0 = Number.POSITIVE_INFINITY;
-    let y0 = Number.POSITIVE_INFINITY;
-    let x1 = Number.NEGATIVE_INFINITY;
-    let y1 = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < xs.length; i++) {
-      const x = xs[i]!;
-      const y = ys[i]!;
-      if (x < x0) x0 = x;
-      if (x > x1) x1 = x;
-      if (y < y0) y0 = y;
-      if (y > y1) y1 = y;
-    }
-    const spacing = Math.sqrt(Math.max((x1 - x0) * (y1 - y0), 1e-9) / Math.max(xs.length, 1));
-    if (Math.log2(frame.scale) < boundaryZoomGate(spacing)) return null;
-  }
-  const ids = queryShapes(shapes, frame.worldWindow);
-  if (ids.length === 0 || ids.length > POINT_VECTOR_CAP) return null;
-  const m = frame.worldToPx;
-  const rgba = colors.rgba;
-  const out: string[] = [];
-  const ringPath = (r: number) => {
-    let dstr = "";
-    for (let v = shapes.ringOffsets[r]!; v < shapes.ringOffsets[r + 1]!; v++) {
-      const [px, py] = apply(m, shapes.coords[v * 2]!, shapes.coords[v * 2 + 1]!);
-      dstr += `${v === shapes.ringOffsets[r] ? "M" : "L"}${num(px)} ${num(py)}`;
-    }
-    return `${dstr}Z`;
+  const inputs: DrawInputs = {
+    request: req,
+    xs: toShared(xs),
+    ys: toShared(ys),
+    colorField: colorField && sharedField(colorField),
+    image: img,
+    boundaries,
+    unit: source.unit(),
   };
-  for (const f of ids) {
-    let dstr = "";
-    if (shapes.type === "polygon") {
-      for (let r = shapes.geomOffsets[f]!; r < shapes.geomOffsets[f + 1]!; r++) dstr += ringPath(r);
-    } else {
-      for (let p = shapes.geomOffsets[f]!; p < shapes.geomOffsets[f + 1]!; p++)
-        for (let r = shapes.polygonOffsets![p]!; r < shapes.polygonOffsets![p + 1]!; r++) dstr += ringPath(r);
-    }
-    const cell = shapes.cellIndex[f]!;
-    const o = cell >= 0 && cell * 4 < rgba.length ? cell * 4 : -1;
-    const c = o >= 0 ? `rgb(${rgba[o]},${rgba[o + 1]},${rgba[o + 2]})` : "rgb(150,150,150)";
-    const a = ((o >= 0 ? rgba[o + 3]! : 255) / 255) * e.opacity;
-    out.push(
-      e.boundary_style === "outline"
-        ? path(dstr, {
-            fill: "none",
-            stroke: c,
-            "stroke-width": e.boundary_line_width,
-            "stroke-opacity": num(a),
-          })
-        : path(dstr, { fill: c, "fill-opacity": num(a * 0.8), "fill-rule": "evenodd" }),
-    );
-  }
-  return { svg: group(out, { class: "boundaries" }), count: ids.length };
+  return onFigureThread("draw", inputs, drawDisplay);
 }
 
-/** Faint lines every `step` world units. */
-function gridLayer(frame: FigureFrame, step: number, fg: string): string {
-  const [x0, y0, x1, y1] = frame.worldWindow;
-  const lines: string[] = [];
-  const m = frame.worldToPx;
-  for (let x = Math.ceil(x0 / step) * step; x <= x1 && lines.length < 400; x += step) {
-    const [px] = apply(m, x, 0);
-    lines.push(line(px, 0, px, frame.heightPx));
-  }
-  for (let y = Math.ceil(y0 / step) * step; y <= y1 && lines.length < 800; y += step) {
-    const [, py] = apply(m, 0, y);
-    lines.push(line(0, py, frame.widthPx, py));
-  }
-  return group(lines, { class: "grid", stroke: fg, "stroke-opacity": 0.15, "stroke-width": 0.5 });
+/** A field with its arrays on shared memory (copied once when a reader gave private ones). */
+function sharedField(f: FieldData): FieldData {
+  return {
+    ...f,
+    ...(f.values ? { values: toShared(f.values) } : {}),
+    ...(f.codes ? { codes: toShared(f.codes) } : {}),
+    ...(f.components ? { components: f.components.map((c) => toShared(c)) } : {}),
+  };
 }
 
-/** The cell-colour legend, bottom-right on a translucent panel (as the canvas's). */
-function legendLayer(
-  lg: Legend,
-  W: number,
-  H: number,
-  scale: number,
-  fg: string,
-  colormap: string,
-  spatial: boolean,
-): string {
-  const s = Math.max(0.25, Math.min(4, scale || 1));
-  const fs = 11 * s;
-  const pad = 8 * s;
-  const bottom = H - (spatial ? 40 : 12);
-  const panelFill = fg === "#e8e8e8" ? "#181a1f" : "#ffffff";
-  if (lg.kind === "numeric") {
-    const bw = 140 * s;
-    const bh = 10 * s;
-    const pw = bw + 2 * pad;
-    const ph = bh + fs * 2.8 + 2 * pad;
-    const px = W - 12 - pw;
-    const py = bottom - ph;
-    return group(
-      [
-        rect(px, py, pw, ph, { fill: panelFill, "fill-opacity": 0.85, rx: 4 }),
-        colorBar({
-          x: px + pad,
-          y: py + pad + fs * 1.3,
-          width: bw,
-          height: bh,
-          lut: colormapLut(colormap),
-          min: lg.min,
-          max: lg.max,
-          title: lg.title,
-          color: fg,
-          fontSize: fs,
-        }),
-      ],
-      { class: "legend-panel" },
-    );
-  }
-  if (lg.kind === "categorical") {
-    const items = lg.items.map((it) => ({ label: it.value, color: it.color }));
-    const probe = swatches({ x: 0, y: 0, items, title: lg.title, fontSize: fs, maxRows: 20 });
-    const pw = probe.width + 2 * pad;
-    const ph = probe.height + 2 * pad;
-    const px = W - 12 - pw;
-    const py = Math.max(4, bottom - ph);
-    const sw = swatches({
-      x: px + pad,
-      y: py + pad,
-      items,
-      title: lg.title,
-      color: fg,
-      fontSize: fs,
-      maxRows: 20,
-    });
-    return group([rect(px, py, pw, ph, { fill: panelFill, "fill-opacity": 0.85, rx: 4 }), sw.svg], {
-      class: "legend-panel",
-    });
-  }
-  if (!lg.title && !lg.note) return "";
-  return group(text(W - 12, bottom, lg.note ?? lg.title, { size: fs, fill: fg, anchor: "end" }), {
-    class: "legend-panel",
-  });
-}
+/** Shapes geometry on shared memory, made once per shapes object (the index stays here). */
+const sharedShapes = new WeakMap<object, ShapesGeometry>();
 
-/** All cells (a sample of at most `MINIMAP_CELLS`) and the view's rectangle, top-right. */
-function minimapLayer(
-  xs: Float32Array,
-  ys: Float32Array,
-  colors: CellColors,
-  frame: FigureFrame,
-  fg: string,
-): string {
-  const n = xs.length;
-  let x0 = Number.POSITIVE_INFINITY;
-  let y0 = Number.POSITIVE_INFINITY;
-  let x1 = Number.NEGATIVE_INFINITY;
-  let y1 = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < n; i++) {
-    if (xs[i]! < x0) x0 = xs[i]!;
-    if (xs[i]! > x1) x1 = xs[i]!;
-    if (ys[i]! < y0) y0 = ys[i]!;
-    if (ys[i]! > y1) y1 = ys[i]!;
+function sharedGeometry(s: ShapesGeometry & { index?: unknown }): ShapesGeometry {
+  let g = sharedShapes.get(s);
+  if (!g) {
+    g = {
+      type: s.type,
+      count: s.count,
+      coords: toShared(s.coords),
+      geomOffsets: toShared(s.geomOffsets),
+      polygonOffsets: s.polygonOffsets ? toShared(s.polygonOffsets) : null,
+      ringOffsets: toShared(s.ringOffsets),
+      cellIndex: toShared(s.cellIndex),
+    };
+    sharedShapes.set(s, g);
   }
-  const span = Math.max(x1 - x0, y1 - y0, 1e-9);
-  const k = MINIMAP_PX / span;
-  const ox = frame.widthPx - 12 - MINIMAP_PX;
-  const oy = 12;
-  const flipX = frame.worldToPx[0] < 0;
-  const flipY = frame.worldToPx[4] < 0;
-  const map = (x: number, y: number): [number, number] => [
-    ox + (flipX ? x1 - x : x - x0) * k,
-    oy + (flipY ? y1 - y : y - y0) * k,
-  ];
-  const step = Math.max(1, Math.ceil(n / MINIMAP_CELLS));
-  const dots: string[] = [];
-  for (let i = 0; i < n; i += step) {
-    const [px, py] = map(xs[i]!, ys[i]!);
-    const o = i * 4;
-    dots.push(
-      `<rect x="${num(px)}" y="${num(py)}" width="1" height="1" fill="rgb(${colors.rgba[o]},${colors.rgba[o + 1]},${colors.rgba[o + 2]})"/>`,
-    );
-  }
-  // the view's rectangle, clipped to the panel (a view wider than the data would spill out of it)
-  const [wx0, wy0, wx1, wy1] = frame.worldWindow;
-  const clampX = (v: number) => Math.min(x1, Math.max(x0, v));
-  const clampY = (v: number) => Math.min(y1, Math.max(y0, v));
-  const a = map(clampX(wx0), clampY(wy0));
-  const b = map(clampX(wx1), clampY(wy1));
-  return group(
-    [
-      rect(ox - 4, oy - 4, (x1 - x0) * k + 8, (y1 - y0) * k + 8, {
-        fill: fg === "#e8e8e8" ? "#181a1f" : "#ffffff",
-        "fill-opacity": 0.8,
-        rx: 3,
-      }),
-      ...dots,
-      rect(Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.abs(b[0] - a[0]), Math.abs(b[1] - a[1]), {
-        fill: "none",
-        stroke: fg,
-        "stroke-width": 1,
-      }),
-    ],
-    { class: "minimap" },
-  );
+  return g;
 }

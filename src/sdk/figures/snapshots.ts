@@ -163,15 +163,19 @@ function producers(history: readonly HistEntry[], path: string): string[] {
     .map((h) => h.id);
 }
 
-/** The sidecar of a render. */
+/**
+ * The sidecar of a render. `history` is the session's compute history as it was when the render
+ * read its data (default: as it is now), so the recorded steps are those that made what is shown.
+ */
 export function snapshotSidecar(
   s: Session,
   display: DisplaySpec,
   req: SnapshotRequest,
   render: RenderStats,
   formats: ("pdf" | "png")[],
+  history0: readonly HistEntry[] = s.appState.compute_history,
 ): SnapshotSidecar {
-  const history = s.appState.compute_history.filter((h) => h.status === "completed");
+  const history = history0.filter((h) => h.status === "completed");
   const libraries: Record<string, string> = {};
   for (const h of history) Object.assign(libraries, h.library_versions);
   return {
@@ -232,8 +236,10 @@ export async function createSnapshot(
     throw new BadRequestError("label: must be a string");
   if (req.include_minimap !== undefined && typeof req.include_minimap !== "boolean")
     throw new BadRequestError("include_minimap: must be a boolean");
+  // the history that goes with the object the render pins (its source is made in the same turn)
+  const history = s.appState.compute_history;
   const { figure, display } = await renderSnapshot(s, req, opts);
-  const sidecar = snapshotSidecar(s, display, req, figure.render, formats);
+  const sidecar = snapshotSidecar(s, display, req, figure.render, formats, history);
   const json = JSON.stringify(sidecar);
   const base = snapshotBase(s.name);
   const at = (suffix: string) => join(dataDir, `${base}${suffix}`);

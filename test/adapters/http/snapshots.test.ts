@@ -9,11 +9,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DenseArray } from "../../../src/sdk/data/arrays.js";
+import { type DenseArray, dense } from "../../../src/sdk/data/arrays.js";
 import { categoryColors, parseHexColor } from "../../../src/sdk/display/encoding.js";
 import { pngSize } from "../../../src/sdk/figures/export.js";
 import { readPdfInfo } from "../../../src/sdk/figures/pdf-info.js";
 import { readPngText } from "../../../src/sdk/figures/png-text.js";
+import { sessionRenderSource } from "../../../src/sdk/figures/render-source.js";
 import { SNAPSHOT_PNG_KEY, type SnapshotSidecar } from "../../../src/sdk/figures/snapshots.js";
 import type { SpatialDisplay } from "../../../src/sdk/io/checkpoint/app-state.js";
 import { startTestServer, type TestServer } from "./harness.js";
@@ -350,6 +351,29 @@ describe("boundaries and the PDF", () => {
     ).toString("latin1");
     expect(pdf).toMatch(/\/TxMarkerC \d+ 0 R/);
     expect((await ts.api(`/api/snapshots/${name}/file?fmt=png`)).status).toBe(404);
+  });
+});
+
+describe("a consistent committed state", () => {
+  it("reads one render's fields from the object committed when it began, whatever commits meanwhile", async () => {
+    const s = ts.server.service.session(id);
+    const src = sessionRenderSource(s); // what renderSnapshot makes at its start
+    const table = s.activeTable!;
+    const n = s.data.tables[table]!.obs.index.values.length;
+    const changed = Float32Array.from({ length: n }, (_, i) => i);
+    const ticket = s.queueOwnJob(
+      "subset",
+      { namespace: "test", function: "commit", params: {} },
+      async () => ({
+        change: { tables: { [table]: { obs: { pinned_probe: dense(changed) } } } },
+      }),
+    );
+    await ticket.done;
+    // the live object has the new column; the render's pinned one does not
+    expect((await s.field("obs:pinned_probe")).nRows).toBe(n);
+    await expect(src.field("obs:pinned_probe")).rejects.toThrow(/pinned_probe/);
+    // a render made now sees it
+    expect((await sessionRenderSource(s).field("obs:pinned_probe")).kind).toBe("numeric");
   });
 });
 
