@@ -24,7 +24,7 @@ const sleepRecipe = (steps: unknown[], extra: object = {}) => ({
 });
 
 describe("GET /api/recipes", () => {
-  it("lists the discovered recipes as {name, description, steps} (plus params and readme)", async () => {
+  it("lists the discovered recipes as {name, description, steps} (plus provenance, params and readme)", async () => {
     const r = await t.api("/api/recipes");
     expect(r.status).toBe(200);
     const { recipes } = await r.json();
@@ -37,8 +37,10 @@ describe("GET /api/recipes", () => {
     ]);
     expect(a.params.map((p: { name: string }) => p.name)).toContain("label_column");
     expect(typeof a.readme).toBe("string");
+    // The recipe's meta.provenance, for the gallery (null when the file has none).
+    expect(a.provenance).toMatchObject({ author: "Tessera" });
     for (const x of recipes)
-      expect(Object.keys(x).sort()).toEqual(["description", "name", "params", "readme", "steps"]);
+      expect(Object.keys(x).sort()).toEqual(["description", "name", "params", "provenance", "readme", "steps"]);
   });
 });
 
