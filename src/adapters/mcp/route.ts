@@ -1,10 +1,15 @@
 /**
- * `POST /api/mcp`: MCP streamable HTTP in stateless JSON mode (agent-mcp.md section 1). Each POST gets a
- * fresh server and a fresh `WebStandardStreamableHTTPServerTransport`; the transport's `Response` is
- * copied into an ordinary fastify reply, so the app's hooks (guard, gzip, `Vary`, logging) apply as to
- * any route. No SSE here: GET and DELETE answer 405. The transport's own Host check is off (the app's
- * guard does that job for every route).
+ * `POST /api/mcp`: MCP streamable HTTP, stateless (agent-mcp.md section 1). Each POST gets a fresh
+ * server and a fresh `WebStandardStreamableHTTPServerTransport`; the transport's `Response` is copied
+ * into an ordinary fastify reply, so the app's hooks (guard, gzip, `Vary`, logging) apply as to any
+ * route. The answer is JSON, except for a `tools/call` that carries a `progressToken`: a JSON answer
+ * cannot hold the progress notifications a long tool sends before its result, so that one POST is
+ * answered as an SSE stream (the notifications, then the result, then the stream ends) — still one
+ * POST per exchange and no server-side session. GET (a standalone stream) and DELETE answer 405. The
+ * transport's own Host check is off (the app's guard does that job for every route).
  */
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RouteModule } from "../http/deps.js";
@@ -42,6 +47,17 @@ function withDetail(body: string): string {
   return JSON.stringify({ detail });
 }
 
+/** Whether a POST carries a `tools/call` with a `progressToken` (answered as a stream, see above). */
+export function wantsProgress(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((m) => {
+    if (!m || typeof m !== "object") return false;
+    const { method, params } = m as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
+    const token = params?._meta?.progressToken;
+    return method === "tools/call" && (typeof token === "string" || typeof token === "number");
+  });
+}
+
 /** Registers `POST /api/mcp` (and 405 for the other methods). */
 export const mcpRoutes: RouteModule = (app, { service }) => {
   const agent = new McpAgent(service);
@@ -50,9 +66,14 @@ export const mcpRoutes: RouteModule = (app, { service }) => {
   app.post(MCP_PATH, async (req: FastifyRequest, reply: FastifyReply) => {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+      enableJsonResponse: !wantsProgress(req.body),
     });
     const server = buildMcpServer(service, agent);
+    const finish = async () => {
+      await transport.close().catch(() => undefined);
+      await server.close().catch(() => undefined);
+    };
+    let streaming = false;
     try {
       await server.connect(transport);
       const res = await transport.handleRequest(webRequest(req), { parsedBody: req.body });
@@ -60,17 +81,24 @@ export const mcpRoutes: RouteModule = (app, { service }) => {
       res.headers.forEach((value, key) => {
         if (key !== "content-length") void reply.header(key, value);
       });
+      if (res.ok && res.body && res.headers.get("content-type")?.startsWith("text/event-stream")) {
+        // The stream ends after the result; a client that goes away ends it too (and the tool's
+        // signal aborts when the transport closes).
+        const body = Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>);
+        body.once("close", () => void finish());
+        streaming = true;
+        return reply.send(body);
+      }
       const body = await res.text();
       return reply.send(res.status >= 400 ? withDetail(body) : body === "" ? undefined : body);
     } finally {
-      await transport.close().catch(() => undefined);
-      await server.close().catch(() => undefined);
+      if (!streaming) await finish();
     }
   });
 
   const notAllowed = async (_req: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header("allow", "POST").send({
-      detail: "the MCP endpoint is stateless JSON: POST only (no SSE stream, no session to delete)",
+      detail: "the MCP endpoint is stateless: POST only (no standalone SSE stream, no session to delete)",
     });
   app.get(MCP_PATH, notAllowed);
   app.delete(MCP_PATH, notAllowed);

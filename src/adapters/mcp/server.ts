@@ -35,16 +35,19 @@ export function instructions(appUrl: string | null): string {
   ].join("\n");
 }
 
-/** A tool's answer as the protocol's result: structured content plus the same as JSON text. */
+/**
+ * A tool's answer as the protocol's result: structured content plus the same as JSON text. Images
+ * come first (agent-mcp.md 4.1: the PNG, then the metadata block).
+ */
 function toResult(answer: ToolAnswer): CallToolResult {
   return {
     content: [
-      { type: "text", text: JSON.stringify(answer.structured) },
       ...(answer.images ?? []).map((png) => ({
         type: "image" as const,
         data: Buffer.from(png).toString("base64"),
         mimeType: "image/png",
       })),
+      { type: "text", text: JSON.stringify(answer.structured) },
     ],
     structuredContent: answer.structured,
   };
@@ -100,8 +103,11 @@ export function buildMcpServer(
     const t = byName.get(req.params.name);
     if (!t) return toError(new TesseraError(`no tool "${req.params.name}"`, 404));
     const token = req.params._meta?.progressToken;
+    // Progress must increase with every notification (MCP): a repeated or lower fraction is dropped.
+    let last = Number.NEGATIVE_INFINITY;
     const progress = async (fraction: number, message?: string) => {
-      if (token === undefined) return;
+      if (token === undefined || !(fraction > last)) return;
+      last = fraction;
       await extra
         .sendNotification({
           method: "notifications/progress",

@@ -2,14 +2,18 @@
 import type { McpTool } from "../tool.js";
 import { getObsSummary, listPlots, listRecipes, searchGenes } from "./catalog.js";
 import { browseDataDir, listDatasets, listReaders } from "./data.js";
+import { addDisplay, updateDisplay, viewDisplay } from "./displays.js";
+import { exportFigure, viewPlot } from "./figures.js";
 import { describeFunction, searchFunctions } from "./functions.js";
 import { readGuideTool } from "./guides.js";
 import { getJob, listJobs } from "./jobs.js";
 import { closeSession, createSession, saveCheckpoint } from "./lifecycle.js";
 import { runRecipe } from "./recipe.js";
+import { annotateRegion, inspectRegionTool, subsetToRegion } from "./regions.js";
 import { runFunction } from "./run.js";
 import { getSession, listSessions, releaseControl, setActiveSession } from "./sessions.js";
 import { addShape, deleteShape, listShapes } from "./shapes.js";
+import { getTable } from "./tables.js";
 
 /** The tools the endpoint lists. */
 export const ALL_TOOLS: readonly McpTool[] = [
@@ -32,9 +36,18 @@ export const ALL_TOOLS: readonly McpTool[] = [
   listRecipes,
   runRecipe,
   listPlots,
+  viewPlot,
+  viewDisplay,
+  updateDisplay,
+  addDisplay,
+  inspectRegionTool,
+  annotateRegion,
+  subsetToRegion,
   listShapes,
   addShape,
   deleteShape,
   getObsSummary,
+  getTable,
   searchGenes,
+  exportFigure,
 ];

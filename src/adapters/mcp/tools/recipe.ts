@@ -40,9 +40,11 @@ export const runRecipe = tool<RecipeArgs>({
     const deadline = Date.now() + a.timeout_s * 1000;
     const steps: { job_id: string; status: string; error?: string }[] = [];
     let timedOut = false;
-    for (const t of run.tickets) {
+    const n = run.tickets.length;
+    for (const [i, t] of run.tickets.entries()) {
       const left = (deadline - Date.now()) / 1000;
-      const out = a.wait && !timedOut && left > 0 ? await awaitJob(t, left, ctx) : null;
+      const out = a.wait && !timedOut && left > 0 ? await awaitJob(t, left, ctx, [i / n, (i + 1) / n]) : null;
+      if (out) void ctx.progress((i + 1) / n, `step ${i + 1} of ${n} ${out.status}`);
       if (a.wait && !out) timedOut = true;
       const status = out?.status ?? ctx.service.job(session.id, t.job_id).status;
       steps.push({ job_id: t.job_id, status, ...(out?.error ? { error: out.error } : {}) });
