@@ -263,6 +263,7 @@ export abstract class CanvasBase extends LitElement {
     fields: { state: true },
     geneHits: { state: true },
     zoomReadout: { state: true },
+    pointsTransformEditable: { type: Boolean, attribute: false },
   };
 
   static override styles = canvasStyles;
@@ -286,6 +287,11 @@ export abstract class CanvasBase extends LitElement {
   protected declare fields: SourceFields | null;
   protected declare geneHits: string[];
   protected declare zoomReadout: number;
+  /**
+   * Offer "Edit points transform" in the View tab (a host that can set it, the live app, turns it
+   * on); pressing it dispatches `edit-points-transform` on the canvas.
+   */
+  declare pointsTransformEditable: boolean;
 
   // biome-ignore lint/suspicious/noExplicitAny: the canvases hold decks of different view types
   protected deck: Deck<any> | null = null;
@@ -310,6 +316,26 @@ export abstract class CanvasBase extends LitElement {
     this.fields = null;
     this.geneHits = [];
     this.zoomReadout = 0;
+    this.pointsTransformEditable = false;
+  }
+
+  /**
+   * CSS pixel position, relative to the canvas's top-left corner, of a point given in the canvas's
+   * coordinates (spatial: world; embedding: the chosen components, 3 in 3D); null before the first
+   * layout. Overlays (regions, shape annotations) draw and hit-test with it.
+   */
+  abstract project(p: readonly number[]): [number, number] | null;
+  /** The canvas coordinates (2D) under a CSS pixel position; null in 3D or before the first layout. */
+  abstract unproject(px: number, py: number): [number, number] | null;
+  /** Whether the canvas shows a 3D view (points are then projected through the live camera). */
+  get is3d(): boolean {
+    return false;
+  }
+  /** Screen pixels per canvas unit at the current zoom (2^zoom). */
+  abstract get scale(): number;
+  /** Tell overlays the camera moved (`view-change`, not bubbling: overlays listen on the canvas). */
+  protected notifyView(): void {
+    this.dispatchEvent(new Event("view-change"));
   }
 
   /** The encoding with defaults filled (subclass). */
@@ -452,6 +478,16 @@ export abstract class CanvasBase extends LitElement {
     const spec = { ...this.display, viewport } as DisplaySpec;
     this.display = spec;
     this.host.onDisplayChange(spec, { viewportOnly: true });
+  }
+
+  /** The display's encoding (defaults filled): colour by, category colours, isolation … */
+  get encoding(): CanvasBase["enc"] {
+    return this.enc;
+  }
+
+  /** Colour by the categorical `path` and isolate `category` in it (null: show all). */
+  isolate(path: string, category: string | null): void {
+    this.editEncoding({ color_by: path, isolated_category: category });
   }
 
   /** Colour by `path` (null: none). Switching resets the isolation. */

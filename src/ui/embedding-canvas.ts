@@ -26,7 +26,7 @@ export class EmbeddingCanvas extends CanvasBase {
   private center: [number, number, number] = [0, 0, 0];
   private extent = 1;
   private geomKey = "";
-  private is3d = false;
+  private is3dView = false;
   private viewState: EmbViewState = { target: [0, 0, 0], zoom: 0, rotationX: 25, rotationOrbit: 0 };
   private viewportTimer: ReturnType<typeof setTimeout> | null = null;
   private lastAppliedViewport = "";
@@ -38,16 +38,16 @@ export class EmbeddingCanvas extends CanvasBase {
 
   // biome-ignore lint/suspicious/noExplicitAny: see CanvasBase.deck
   protected createDeck(container: HTMLDivElement): Deck<any> {
-    this.is3d = Boolean(this.enc.is_3d);
+    this.is3dView = Boolean(this.enc.is_3d);
     return new Deck({
       parent: container,
       views: [
-        this.is3d
+        this.is3dView
           ? new OrbitView({ id: "orbit", orbitAxis: "Y", fovy: 50 })
           : new OrthographicView({ id: "emb", flipY: false }),
       ],
       viewState: this.deckViewState() as never,
-      controller: this.enc.lock_view ? false : { dragPan: true, dragRotate: this.is3d },
+      controller: this.enc.lock_view ? false : { dragPan: true, dragRotate: this.is3dView },
       onViewStateChange: ({ viewState }) => {
         const vs = viewState as Partial<EmbViewState> & { target: number[]; zoom: number };
         this.viewState = {
@@ -57,6 +57,7 @@ export class EmbeddingCanvas extends CanvasBase {
           rotationOrbit: vs.rotationOrbit ?? this.viewState.rotationOrbit,
         };
         this.deck?.setProps({ viewState: this.deckViewState() as never });
+        this.notifyView();
         if (this.viewportTimer) clearTimeout(this.viewportTimer);
         this.viewportTimer = setTimeout(() => {
           const v = this.viewport;
@@ -76,7 +77,7 @@ export class EmbeddingCanvas extends CanvasBase {
 
   private deckViewState(): Record<string, unknown> {
     const v = this.viewState;
-    return this.is3d
+    return this.is3dView
       ? { ...v, minZoom: MIN_ZOOM, maxZoom: MAX_ZOOM, minRotationX: -180, maxRotationX: 180 }
       : { target: [v.target[0], v.target[1], 0], zoom: v.zoom, minZoom: MIN_ZOOM, maxZoom: MAX_ZOOM };
   }
@@ -84,9 +85,46 @@ export class EmbeddingCanvas extends CanvasBase {
   /** The camera in embedding coordinates (client.md: `{target, zoom, rotationX, rotationOrbit}`). */
   get viewport() {
     const v = this.viewState;
-    return this.is3d
+    return this.is3dView
       ? { target: [...v.target], zoom: v.zoom, rotationX: v.rotationX, rotationOrbit: v.rotationOrbit }
       : { target: [v.target[0], v.target[1]], zoom: v.zoom };
+  }
+
+  override get is3d(): boolean {
+    return this.is3dView;
+  }
+
+  /** 2D: orthographic, y up; 3D: through the deck's orbit viewport (the live camera). */
+  project(p: readonly number[]): [number, number] | null {
+    const w = this.clientWidth;
+    const h = this.clientHeight;
+    if (!w || !h) return null;
+    const v = this.viewState;
+    if (this.is3dView) {
+      try {
+        const vp = this.deck?.getViewports()[0];
+        if (!vp) return null;
+        const [x, y] = vp.project([p[0]!, p[1]!, p[2] ?? 0]) as number[];
+        return [x!, y!];
+      } catch {
+        return null;
+      }
+    }
+    const s = 2 ** v.zoom;
+    return [(p[0]! - v.target[0]) * s + w / 2, h / 2 - (p[1]! - v.target[1]) * s];
+  }
+
+  unproject(px: number, py: number): [number, number] | null {
+    const w = this.clientWidth;
+    const h = this.clientHeight;
+    if (!w || !h || this.is3dView) return null;
+    const v = this.viewState;
+    const s = 2 ** v.zoom;
+    return [(px - w / 2) / s + v.target[0], (h / 2 - py) / s + v.target[1]];
+  }
+
+  get scale(): number {
+    return 2 ** this.viewState.zoom;
   }
 
   /** Frame the points with about 10% margin. */
@@ -96,6 +134,7 @@ export class EmbeddingCanvas extends CanvasBase {
     const zoom = Math.log2(Math.min(w, h) / (this.extent * 1.2));
     this.viewState = { ...this.viewState, target: [...this.center], zoom };
     this.deck?.setProps({ viewState: this.deckViewState() as never });
+    this.notifyView();
   }
 
   protected async loadGeometry(changed: PropertyValues<this>): Promise<void> {
@@ -117,7 +156,7 @@ export class EmbeddingCanvas extends CanvasBase {
       e.y_component,
       is3d ? e.z_component : -1,
     ]);
-    if (is3d !== this.is3d && this.deck) {
+    if (is3d !== this.is3dView && this.deck) {
       // Remount on a 2D/3D toggle.
       this.deck.finalize();
       this.deck = this.createDeck(this.renderRoot.querySelector(".deck") as HTMLDivElement);
@@ -195,11 +234,11 @@ export class EmbeddingCanvas extends CanvasBase {
       // Point size in screen pixels here: embedding units have no physical size.
       layers.push(
         new ScatterplotLayer({
-          id: `emb-${this.is3d ? "3d" : "2d"}`,
+          id: `emb-${this.is3dView ? "3d" : "2d"}`,
           data: {
             length: this.n,
             attributes: {
-              getPosition: { value: this.positions, size: this.is3d ? 3 : 2 },
+              getPosition: { value: this.positions, size: this.is3dView ? 3 : 2 },
               getFillColor: { value: colors.rgba, size: 4, normalized: true },
             },
           },
@@ -209,7 +248,7 @@ export class EmbeddingCanvas extends CanvasBase {
           opacity: e.opacity,
           stroked: false,
           updateTriggers: { getFillColor: this.color.key },
-          parameters: { depthTest: this.is3d },
+          parameters: { depthTest: this.is3dView },
         } as never),
       );
     }
@@ -217,8 +256,9 @@ export class EmbeddingCanvas extends CanvasBase {
     this.dataset.cells = String(this.n);
     this.dataset.colorBy = this.color.path ?? "";
     this.dataset.colorKey = this.color.key;
-    this.dataset.mode = this.is3d ? "3d" : "2d";
+    this.dataset.mode = this.is3dView ? "3d" : "2d";
     this.dataset.ready = this.positions && colors ? "1" : "0";
+    this.notifyView();
   }
 
   override updated(changed: PropertyValues<this>): void {
@@ -279,6 +319,7 @@ export class EmbeddingCanvas extends CanvasBase {
     const bg = e.background === "light" ? "#f4f4f2" : "#0d0e11";
     return html`
       <div class="deck" style=${`background:${bg}`} @contextmenu=${(ev: Event) => ev.preventDefault()}></div>
+      <slot></slot>
       ${this.status ? html`<div class="overlay status">${this.status}</div>` : nothing}
       ${this.renderLegend()}
       ${

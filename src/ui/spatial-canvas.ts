@@ -133,6 +133,31 @@ export class SpatialCanvas extends CanvasBase {
     };
   }
 
+  /** Orthographic, y down (`flipY`), flips applied at the camera: world → CSS px. */
+  project(p: readonly number[]): [number, number] | null {
+    const w = this.clientWidth;
+    const h = this.clientHeight;
+    if (!w || !h) return null;
+    const [sx, sy] = this.flip;
+    const s = 2 ** this.viewState.zoom;
+    const [tx, ty] = this.viewState.target;
+    return [(p[0]! * sx - tx) * s + w / 2, (p[1]! * sy - ty) * s + h / 2];
+  }
+
+  unproject(px: number, py: number): [number, number] | null {
+    const w = this.clientWidth;
+    const h = this.clientHeight;
+    if (!w || !h) return null;
+    const [sx, sy] = this.flip;
+    const s = 2 ** this.viewState.zoom;
+    const [tx, ty] = this.viewState.target;
+    return [((px - w / 2) / s + tx) * sx, ((py - h / 2) / s + ty) * sy];
+  }
+
+  get scale(): number {
+    return 2 ** this.viewState.zoom;
+  }
+
   /** Move the camera (display coordinates); `push` sends it to the deck. */
   private setViewState(vs: ViewState, push: boolean, _interacting = false, transition = false): void {
     vs.zoom = Math.max(MIN_ZOOM, Math.min(MAX_ZOOM, vs.zoom));
@@ -142,6 +167,7 @@ export class SpatialCanvas extends CanvasBase {
     else this.deck?.setProps({ viewState: this.deckViewState() as never });
     this.drawMinimap();
     this.scheduleBoundaries();
+    this.notifyView();
     if (this.viewportTimer) clearTimeout(this.viewportTimer);
     this.viewportTimer = setTimeout(() => {
       const v = this.viewport;
@@ -477,6 +503,7 @@ export class SpatialCanvas extends CanvasBase {
     this.dataset.boundaries = String(poly?.length ?? 0);
     this.dataset.ready = this.positions && colors ? "1" : "0";
     this.drawMinimap(true);
+    this.notifyView();
   }
 
   /** The deck's viewport, or null before the deck has initialised its views. */
@@ -659,6 +686,18 @@ export class SpatialCanvas extends CanvasBase {
       ${toggle("show_points", "Show cells")} ${e.image_layer ? toggle("show_image", "Show image") : nothing}
       ${toggle("invert_x", "Invert X")} ${toggle("invert_y", "Invert Y")} ${toggle("show_minimap", "Minimap")}
       <div class="row"><button @click=${() => this.fitToData(true)}>Fit to data</button></div>
+      ${
+        this.pointsTransformEditable
+          ? html`<div class="row" style="margin-top:6px">
+              <button
+                data-testid="edit-points-transform"
+                @click=${() => this.dispatchEvent(new CustomEvent("edit-points-transform"))}
+              >
+                Edit points transform…
+              </button>
+            </div>`
+          : nothing
+      }
     `;
   }
 
@@ -726,6 +765,7 @@ export class SpatialCanvas extends CanvasBase {
     const bg = e.background === "light" ? "#f4f4f2" : "#0d0e11";
     return html`
       <div class="deck" style=${`background:${bg}`}></div>
+      <slot></slot>
       ${this.status ? html`<div class="overlay status">${this.status}</div>` : nothing}
       ${this.tileProgress ? html`<div class="overlay progress" style="top:auto;bottom:50px">${this.tileProgress}</div>` : nothing}
       ${

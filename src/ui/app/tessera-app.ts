@@ -17,6 +17,9 @@ import { LiveDataSource } from "../live-source.js";
 import "../spatial-canvas.js";
 import "../embedding-canvas.js";
 import { APP_EVENT } from "./analysis/index.js";
+import "./canvas-tools/canvas-overlay.js";
+import { DrawController } from "./canvas-tools/draw-controller.js";
+import { drawTabs } from "./canvas-tools/draw-panel.js";
 import { type DisplayPayload, EmbedBridge, payloadOf, refreshingFetch } from "./embed.js";
 import { type AppEvent, EventStream } from "./events.js";
 import { clientId, clientName, publicId, setClientName } from "./identity.js";
@@ -188,6 +191,8 @@ export class TesseraApp extends LitElement {
   readonly api = new ApiClient({
     headers: () => ({ "x-tessera-client-id": this.clientId, "x-tessera-client-name": this.name }),
   });
+  /** The canvas tools' state (Regions, Annotations, Subset tabs and the canvas overlays). */
+  readonly draw = new DrawController(this);
   private stream: EventStream | null = null;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private toastSeq = 0;
@@ -1494,6 +1499,7 @@ export class TesseraApp extends LitElement {
     return html`<tessera-analysis-sidebar
       .app=${this}
       .state=${this.state}
+      .extraTabs=${drawTabs(this.draw, [this.state, this.presence])}
       @state-stale=${() => this.refreshState()}
     ></tessera-analysis-sidebar>`;
   }
@@ -1562,7 +1568,7 @@ export class TesseraApp extends LitElement {
                 .controls=${!this.embed}
                 .followViewport=${this.embed || this.mode === "serverless"}
                 @canvas-error=${(e: CustomEvent) => this.toast("error", String(e.detail))}
-              ></tessera-spatial-canvas>`
+              >${this.mode === "live" ? html`<tessera-canvas-overlay kind="spatial" .controller=${this.draw} .dataKey=${this.dataKey} .watch=${[this.state, this.presence]}></tessera-canvas-overlay>` : nothing}</tessera-spatial-canvas>`
             : html`<div class="placeholder">This dataset has no spatial coordinates (obsm “spatial”).</div>`
           : this.view === "embeddings"
             ? emb
@@ -1574,7 +1580,7 @@ export class TesseraApp extends LitElement {
                   .controls=${!this.embed}
                   .followViewport=${this.embed || this.mode === "serverless"}
                   @canvas-error=${(e: CustomEvent) => this.toast("error", String(e.detail))}
-                ></tessera-embedding-canvas>`
+                >${this.mode === "live" ? html`<tessera-canvas-overlay kind="embedding" .controller=${this.draw} .dataKey=${this.dataKey} .watch=${[this.state, this.presence]}></tessera-canvas-overlay>` : nothing}</tessera-embedding-canvas>`
               : this.renderNoEmbedding()
             : this.view === "plots"
               ? html`<tessera-plots-view .app=${this} .state=${st}></tessera-plots-view>`

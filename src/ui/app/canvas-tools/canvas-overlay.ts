@@ -1,0 +1,458 @@
+/**
+ * `<tessera-canvas-overlay>`: what the canvas tools draw over a canvas, as SVG in screen space,
+ * re-projected whenever the camera moves: the region being drawn (Regions and Subset tabs, either
+ * canvas), the session's shape annotations (spatial canvas, on every viewer's canvas whatever tab is
+ * open), the selected shape's handles, and the hint banner of an armed tool (client.md 5.10, 9, 10, 11).
+ *
+ * It is placed as a child of a canvas element (the canvases render a `<slot>` over their deck) and
+ * reads the camera through the canvas's `project`/`unproject`. While a tool is armed it covers the
+ * canvas, so the deck gets no drag (pan is suppressed); wheel events are handed on to the deck so
+ * zooming still works. In select mode only the shapes and handles take the pointer.
+ */
+import { css, html, LitElement, nothing, type PropertyValues, svg, type TemplateResult } from "lit";
+import type { CanvasBase } from "../../canvas-base.js";
+import type { CanvasKind, DrawController } from "./draw-controller.js";
+import { DEFAULT_STROKE } from "./draw-controller.js";
+import "./points-transform-dialog.js";
+import { type Pt, type Shape, shapeOutline, translated } from "./shape-geometry.js";
+
+/** A pointer press shorter than this many px is a click. */
+const CLICK_PX = 4;
+/** Fill opacity of filled shapes and regions (client.md 10.3: alpha 0.25). */
+const FILL_ALPHA = 0.25;
+
+/** A drag in progress. */
+type Drag =
+  | { kind: "draw"; tool: "line" | "arrow" | "box" | "ellipse"; a: Pt; b: Pt }
+  | { kind: "move"; id: string; start: Pt; points: Pt[]; moved: boolean }
+  | { kind: "vertex"; id: string; index: number; points: Pt[] }
+  | { kind: "press"; x: number; y: number };
+
+/** The overlay element. */
+export class CanvasOverlay extends LitElement {
+  static override properties = {
+    controller: { attribute: false },
+    watch: { attribute: false },
+    kind: {},
+    dataKey: { attribute: false },
+    transformOpen: { state: true },
+  };
+
+  static override styles = css`
+    :host {
+      position: absolute;
+      inset: 0;
+      z-index: 1;
+      pointer-events: none;
+    }
+    svg {
+      position: absolute;
+      inset: 0;
+      width: 100%;
+      height: 100%;
+      overflow: visible;
+    }
+    .capture {
+      pointer-events: all;
+      cursor: crosshair;
+    }
+    .shape {
+      pointer-events: none;
+    }
+    .live .shape {
+      pointer-events: visiblePainted;
+      cursor: move;
+    }
+    .live .shape .hit {
+      pointer-events: stroke;
+    }
+    .handle {
+      pointer-events: all;
+      cursor: grab;
+    }
+    .hint {
+      position: absolute;
+      top: 48px;
+      left: 50%;
+      transform: translateX(-50%);
+      background: rgba(20, 22, 26, 0.88);
+      color: #fff;
+      padding: 4px 12px;
+      border-radius: 12px;
+      font: 12px/1.4 system-ui, sans-serif;
+      white-space: nowrap;
+      pointer-events: none;
+    }
+  `;
+
+  declare controller: DrawController | null;
+  /** Anything of the app's that should re-render this (its session state, presence): compared by identity. */
+  declare watch: unknown;
+  /** Which canvas this overlay sits on. */
+  declare kind: CanvasKind;
+  /** The app's data-version key: shapes and region sets are re-read when it changes. */
+  declare dataKey: string;
+  declare transformOpen: boolean;
+
+  private canvasEl: CanvasBase | null = null;
+  private drag: Drag | null = null;
+  private lastCamera = "";
+
+  private readonly onChange = () => this.requestUpdate();
+  private readonly onView = () => {
+    const c = this.controller;
+    const cv = this.canvasEl;
+    // A 3D ring is in screen space: moving the camera discards it (client.md 6.2).
+    if (c?.drawing?.screen && c.drawing.canvas === this.kind && cv?.is3d) {
+      const cam = JSON.stringify((cv as unknown as { viewport: unknown }).viewport);
+      if (this.lastCamera && cam !== this.lastCamera) c.clearDrawing();
+      this.lastCamera = cam;
+    }
+    this.requestUpdate();
+  };
+  private readonly onEditTransform = () => {
+    this.transformOpen = true;
+  };
+
+  constructor() {
+    super();
+    this.controller = null;
+    this.kind = "spatial";
+    this.dataKey = "";
+    this.transformOpen = false;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.canvasEl = this.parentElement as CanvasBase | null;
+    this.canvasEl?.addEventListener("view-change", this.onView);
+    this.canvasEl?.addEventListener("edit-points-transform", this.onEditTransform);
+    this.controller?.addEventListener("change", this.onChange);
+    this.controller?.attach(this.kind, this.canvasEl);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.canvasEl?.removeEventListener("view-change", this.onView);
+    this.canvasEl?.removeEventListener("edit-points-transform", this.onEditTransform);
+    this.controller?.removeEventListener("change", this.onChange);
+    if (this.controller?.canvas(this.kind) === this.canvasEl) this.controller?.attach(this.kind, null);
+    this.canvasEl = null;
+  }
+
+  override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has("controller")) {
+      const prev = changed.get("controller") as DrawController | null | undefined;
+      prev?.removeEventListener("change", this.onChange);
+      if (this.isConnected) {
+        this.controller?.addEventListener("change", this.onChange);
+        this.controller?.attach(this.kind, this.canvasEl);
+      }
+    }
+    const c = this.controller;
+    if (c && (changed.has("dataKey") || changed.has("controller"))) {
+      if (this.kind === "spatial") void c.syncShapes(this.dataKey);
+      void c.syncRegionSets(this.dataKey);
+    }
+    if (this.canvasEl)
+      this.canvasEl.pointsTransformEditable = Boolean(
+        c && this.kind === "spatial" && c.host.mode === "live" && c.host.state,
+      );
+  }
+
+  // ------------------------------------------------------------------------------------- coordinates
+
+  private local(e: PointerEvent | MouseEvent): Pt {
+    const r = this.getBoundingClientRect();
+    return [e.clientX - r.left, e.clientY - r.top];
+  }
+
+  private world(e: PointerEvent | MouseEvent): Pt | null {
+    const [x, y] = this.local(e);
+    return this.canvasEl?.unproject(x, y) ?? null;
+  }
+
+  private proj(p: readonly number[]): Pt | null {
+    return this.canvasEl?.project(p) ?? null;
+  }
+
+  private pts(points: readonly (readonly number[])[]): string {
+    return points
+      .map((p) => this.proj(p))
+      .filter((q): q is Pt => q !== null)
+      .map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`)
+      .join(" ");
+  }
+
+  // ------------------------------------------------------------------------------------- pointer: capture layer
+
+  private onCaptureDown(e: PointerEvent): void {
+    const c = this.controller;
+    if (!c || e.button !== 0) return;
+    (e.currentTarget as Element).setPointerCapture(e.pointerId);
+    const tool = c.tool;
+    if (
+      c.tab === "annotations" &&
+      (tool === "line" || tool === "arrow" || tool === "box" || tool === "ellipse")
+    ) {
+      const w = this.world(e);
+      if (w) this.drag = { kind: "draw", tool, a: w, b: w };
+      return;
+    }
+    const [x, y] = this.local(e);
+    this.drag = { kind: "press", x, y };
+  }
+
+  private onCaptureMove(e: PointerEvent): void {
+    const d = this.drag;
+    if (d?.kind === "draw") {
+      const w = this.world(e);
+      if (w) {
+        d.b = w;
+        this.requestUpdate();
+      }
+    }
+  }
+
+  private onCaptureUp(e: PointerEvent): void {
+    const c = this.controller;
+    const d = this.drag;
+    this.drag = null;
+    if (!c || !d) return;
+    if (d.kind === "draw") {
+      const a = this.proj(d.a);
+      const b = this.proj(d.b);
+      this.requestUpdate();
+      if (!a || !b || Math.hypot(a[0] - b[0], a[1] - b[1]) < CLICK_PX) return;
+      void c.createShape({ kind: d.tool, points: [d.a, d.b] }).then(() => c.setTool("select"));
+      return;
+    }
+    if (d.kind !== "press") return;
+    const [x, y] = this.local(e);
+    if (Math.hypot(x - d.x, y - d.y) >= CLICK_PX) return;
+    this.onClick(e, [x, y]);
+  }
+
+  private onClick(e: PointerEvent, screen: Pt): void {
+    const c = this.controller!;
+    const cv = this.canvasEl;
+    if (!cv) return;
+    if (c.tab === "regions" || c.tab === "subset") {
+      if (cv.is3d) c.addVertex(this.kind, screen, true);
+      else {
+        const w = this.world(e);
+        if (w) c.addVertex(this.kind, w, false);
+      }
+      return;
+    }
+    if (c.tab !== "annotations") return;
+    const w = this.world(e);
+    if (!w) return;
+    if (c.tool === "text") {
+      void c
+        .createShape({ kind: "text", points: [w], text: "Text", color: DEFAULT_STROKE, font_size: 16 })
+        .then(() => c.setTool("select"));
+    } else if (c.tool === "polygon") {
+      const d = c.polygonDraft;
+      const first = d[0] ? this.proj(d[0]) : null;
+      if (first && d.length >= 3 && Math.hypot(first[0] - screen[0], first[1] - screen[1]) < 8)
+        void c.closePolygon();
+      else c.addPolygonVertex(w);
+    }
+  }
+
+  /** The deck zooms under the wheel even while a tool covers it. */
+  private forwardWheel(e: WheelEvent): void {
+    const target = this.canvasEl?.shadowRoot?.querySelector(".deck canvas");
+    if (!target) return;
+    e.preventDefault();
+    target.dispatchEvent(new WheelEvent(e.type, e));
+  }
+
+  // ------------------------------------------------------------------------------------- pointer: shapes and handles
+
+  private onShapeDown(e: PointerEvent, s: Shape): void {
+    const c = this.controller;
+    if (!c || e.button !== 0) return;
+    e.stopPropagation();
+    c.select(s.id);
+    const w = this.world(e);
+    if (!w) return;
+    (this.renderRoot.querySelector("svg") as SVGSVGElement).setPointerCapture(e.pointerId);
+    this.drag = { kind: "move", id: s.id, start: w, points: s.points as Pt[], moved: false };
+  }
+
+  private onHandleDown(e: PointerEvent, s: Shape, index: number): void {
+    if (e.button !== 0) return;
+    e.stopPropagation();
+    (this.renderRoot.querySelector("svg") as SVGSVGElement).setPointerCapture(e.pointerId);
+    this.drag = { kind: "vertex", id: s.id, index, points: s.points as Pt[] };
+  }
+
+  private onSvgMove(e: PointerEvent): void {
+    const d = this.drag;
+    const c = this.controller;
+    if (!c || !d || (d.kind !== "move" && d.kind !== "vertex")) return;
+    const w = this.world(e);
+    if (!w) return;
+    if (d.kind === "move") {
+      d.moved = true;
+      c.updateShape(d.id, { points: translated(d.points, w[0] - d.start[0], w[1] - d.start[1]) });
+    } else {
+      const pts = d.points.map((p, i) => (i === d.index ? w : p));
+      c.updateShape(d.id, { points: pts });
+    }
+  }
+
+  private onSvgUp(): void {
+    const d = this.drag;
+    const c = this.controller;
+    if (!c || !d || (d.kind !== "move" && d.kind !== "vertex")) return;
+    this.drag = null;
+    const s = c.shapes.find((x) => x.id === d.id);
+    if (s && (d.kind === "vertex" || d.moved)) c.updateShape(d.id, { points: s.points }, true);
+  }
+
+  // ------------------------------------------------------------------------------------- rendering
+
+  private renderShape(s: Shape, live: boolean, selected: boolean): TemplateResult {
+    const { points, closed } = shapeOutline(s);
+    const stroke = s.color;
+    const width = s.stroke_width;
+    const down = (e: PointerEvent) => this.onShapeDown(e, s);
+    if (s.kind === "text") {
+      const p = this.proj(points[0]!);
+      if (!p) return svg``;
+      return svg`<text class="shape" data-shape=${s.id} data-kind="text" x=${p[0]} y=${p[1]}
+        fill=${stroke} font-size=${s.font_size} dominant-baseline="hanging"
+        font-family="system-ui, sans-serif" paint-order="stroke" stroke="rgba(0,0,0,0.6)" stroke-width="2"
+        style=${selected ? "text-decoration: underline" : ""}
+        @pointerdown=${live ? down : null}>${s.text ?? ""}</text>`;
+    }
+    const d = this.pts(points);
+    const fill = closed && s.fill ? s.fill : "none";
+    const marker = s.kind === "arrow" ? `url(#arrow-${s.id})` : "";
+    const body = closed
+      ? svg`<polygon points=${d} fill=${fill} fill-opacity=${FILL_ALPHA} stroke=${stroke} stroke-width=${width}></polygon>`
+      : svg`<polyline points=${d} fill="none" stroke=${stroke} stroke-width=${width} marker-end=${marker}></polyline>`;
+    // A wide transparent stroke makes thin lines easy to pick.
+    const hit = closed
+      ? svg`<polygon class="hit" points=${d} fill="none" stroke="transparent" stroke-width=${width + 10}></polygon>`
+      : svg`<polyline class="hit" points=${d} fill="none" stroke="transparent" stroke-width=${width + 10}></polyline>`;
+    return svg`<g class="shape" data-shape=${s.id} data-kind=${s.kind} @pointerdown=${live ? down : null}>
+      ${
+        s.kind === "arrow"
+          ? svg`<defs><marker id=${`arrow-${s.id}`} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill=${stroke}></path></marker></defs>`
+          : nothing
+      }
+      ${body}${hit}
+    </g>`;
+  }
+
+  private renderHandles(s: Shape): TemplateResult {
+    // Box and ellipse: their two defining corners; line, arrow, polygon: every vertex; text: its anchor.
+    return svg`${(s.points as Pt[]).map((p, i) => {
+      const q = this.proj(p);
+      return q
+        ? svg`<circle class="handle" data-handle=${i} cx=${q[0]} cy=${q[1]} r="5" fill="#fff" stroke="#000" stroke-width="1"
+            @pointerdown=${(e: PointerEvent) => this.onHandleDown(e, s, i)}></circle>`
+        : nothing;
+    })}`;
+  }
+
+  private renderDrawing(): TemplateResult | typeof nothing {
+    const c = this.controller;
+    const d = c?.drawing;
+    if (!c || !d || d.canvas !== this.kind) return nothing;
+    const toScreen = (r: Pt[]) => (d.screen ? r.map(([x, y]) => `${x},${y}`).join(" ") : this.pts(r));
+    const color = c.tab === "subset" ? "#ffffff" : c.color;
+    return svg`<g class="region" data-testid="region-drawing">
+      ${d.rings.map(
+        (r) =>
+          svg`<polygon points=${toScreen(r)} fill=${color} fill-opacity="0.18" stroke=${color} stroke-width="2"></polygon>`,
+      )}
+      ${
+        d.current.length
+          ? svg`<polyline points=${toScreen(d.current)} fill="none" stroke=${color} stroke-width="2" stroke-dasharray="5 4"></polyline>
+            ${d.current.map((p) => {
+              const q = d.screen ? p : this.proj(p);
+              return q ? svg`<circle cx=${q[0]} cy=${q[1]} r="3.5" fill=${color}></circle>` : nothing;
+            })}`
+          : nothing
+      }
+    </g>`;
+  }
+
+  private renderDraft(): TemplateResult | typeof nothing {
+    const c = this.controller;
+    const d = this.drag;
+    if (d?.kind === "draw") {
+      const s = { id: "draft", kind: d.tool, points: [d.a, d.b] } as Shape;
+      const { points, closed } = shapeOutline(s);
+      return closed
+        ? svg`<polygon points=${this.pts(points)} fill="none" stroke=${DEFAULT_STROKE} stroke-width="2" stroke-dasharray="5 4"></polygon>`
+        : svg`<polyline points=${this.pts(points)} fill="none" stroke=${DEFAULT_STROKE} stroke-width="2" stroke-dasharray="5 4"></polyline>`;
+    }
+    if (c?.tab === "annotations" && c.tool === "polygon" && c.polygonDraft.length)
+      return svg`<polyline points=${this.pts(c.polygonDraft)} fill="none" stroke=${DEFAULT_STROKE} stroke-width="2" stroke-dasharray="5 4"></polyline>
+        ${c.polygonDraft.map((p) => {
+          const q = this.proj(p);
+          return q ? svg`<circle cx=${q[0]} cy=${q[1]} r="3.5" fill=${DEFAULT_STROKE}></circle>` : nothing;
+        })}`;
+    return nothing;
+  }
+
+  override render(): TemplateResult {
+    const c = this.controller;
+    if (!c || !this.canvasEl) return html``;
+    const capturing = c.capturing;
+    // Shapes take the pointer in the Annotations tab's select mode, for whoever may edit.
+    const live = c.tab === "annotations" && c.tool === "select" && !c.readOnlyReason;
+    const shapes = this.kind === "spatial" ? c.shapes : [];
+    const selected = live ? shapes.find((s) => s.id === c.selectedId) : undefined;
+    const hint = c.tab && (c.tab !== "annotations" || this.kind === "spatial") ? c.hint : null;
+    return html`
+      <svg
+        class=${live ? "live" : ""}
+        data-testid=${`overlay-${this.kind}`}
+        data-shapes=${shapes.length}
+        @pointermove=${(e: PointerEvent) => this.onSvgMove(e)}
+        @pointerup=${() => this.onSvgUp()}
+        @pointercancel=${() => this.onSvgUp()}
+      >
+        ${
+          capturing && (c.tab !== "annotations" || this.kind === "spatial")
+            ? svg`<rect class="capture" data-testid="draw-capture" x="0" y="0" width="100%" height="100%" fill="transparent"
+                @pointerdown=${(e: PointerEvent) => this.onCaptureDown(e)}
+                @pointermove=${(e: PointerEvent) => this.onCaptureMove(e)}
+                @pointerup=${(e: PointerEvent) => this.onCaptureUp(e)}
+                @wheel=${(e: WheelEvent) => this.forwardWheel(e)}></rect>`
+            : nothing
+        }
+        ${shapes.map((s) => this.renderShape(s, live, s.id === selected?.id))}
+        ${selected ? this.renderHandles(selected) : nothing}
+        ${this.renderDrawing()} ${this.renderDraft()}
+      </svg>
+      ${hint ? html`<div class="hint" data-testid="draw-hint">${hint}</div>` : nothing}
+      ${
+        this.transformOpen
+          ? html`<tessera-points-transform-dialog
+              .controller=${c}
+              @close=${() => {
+                this.transformOpen = false;
+              }}
+            ></tessera-points-transform-dialog>`
+          : nothing
+      }
+    `;
+  }
+}
+
+if (!customElements.get("tessera-canvas-overlay"))
+  customElements.define("tessera-canvas-overlay", CanvasOverlay);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "tessera-canvas-overlay": CanvasOverlay;
+  }
+}
