@@ -50,7 +50,46 @@ describe("the endpoint", () => {
     }
   });
 
-  it("answers GET and DELETE with 405 (stateless JSON, no SSE)", async () => {
+  it("lists exactly the 33 tools of agent-mcp.md section 3, in its order", async () => {
+    const names = (await mcp.client.listTools()).tools.map((x) => x.name);
+    expect(names).toEqual([
+      "read_guide",
+      "list_sessions",
+      "get_session",
+      "create_session",
+      "set_active_session",
+      "release_control",
+      "save_checkpoint",
+      "close_session",
+      "list_datasets",
+      "browse_data_dir",
+      "list_readers",
+      "search_functions",
+      "describe_function",
+      "run_function",
+      "list_jobs",
+      "get_job",
+      "list_recipes",
+      "run_recipe",
+      "list_plots",
+      "view_plot",
+      "view_display",
+      "update_display",
+      "add_display",
+      "inspect_region",
+      "annotate_region",
+      "subset_to_region",
+      "list_shape_annotations",
+      "add_shape_annotation",
+      "delete_shape_annotation",
+      "get_obs_summary",
+      "get_table",
+      "search_genes",
+      "export_figure",
+    ]);
+  });
+
+  it("answers GET and DELETE with 405 (stateless: no standalone SSE stream)", async () => {
     for (const method of ["GET", "DELETE"]) {
       const r = await t.api("/api/mcp", { method });
       expect(r.status).toBe(405);
