@@ -184,4 +184,112 @@ d("canvas tools", () => {
       .toBe("north");
     await shot("regions-labelled");
   });
+
+  it("adds every kind of shape annotation with its tool, edits and moves them, and finds them after a reload", async () => {
+    await page.locator("[data-sidebar-tab=annotations]").click();
+    const tool = (t: string) => page.locator(`[data-tool=${t}]`).click();
+    const count = async (n: number) => {
+      await expect.poll(async () => (await shapes()).length, { timeout: 30_000 }).toBe(n);
+      await expect.poll(() => controller<string>("(c) => c.tool")).toBe("select");
+    };
+    await tool("line");
+    expect(await page.locator("[data-testid=draw-hint]").textContent()).toContain("Line");
+    await dragOn([0.15, 0.15], [0.3, 0.2]);
+    await count(1);
+    await tool("arrow");
+    await dragOn([0.15, 0.3], [0.3, 0.35]);
+    await count(2);
+    await tool("box");
+    await dragOn([0.4, 0.15], [0.55, 0.3]);
+    await count(3);
+    await tool("ellipse");
+    await dragOn([0.62, 0.15], [0.8, 0.3]);
+    await count(4);
+    await tool("polygon");
+    for (const [fx, fy] of [
+      [0.2, 0.6],
+      [0.32, 0.58],
+      [0.34, 0.75],
+      [0.22, 0.8],
+    ] as const)
+      await click(fx, fy);
+    await page.locator("[data-testid=close-shape]").click();
+    await count(5);
+    await tool("text");
+    await click(0.6, 0.7);
+    await count(6);
+    // The text is edited in the shape editor (the new shape is selected); style edits are debounced.
+    await page.locator("[data-testid=shape-text]").fill("Tumour front");
+    await expect
+      .poll(async () => (await shapes()).find((x) => x.kind === "text")?.text, { timeout: 20_000 })
+      .toBe("Tumour front");
+    const all = await shapes();
+    expect(all.map((x) => x.kind).sort()).toEqual(["arrow", "box", "ellipse", "line", "polygon", "text"]);
+    expect(all.every((x) => x.color === "#3388ff" && x.stroke_width === 2)).toBe(true);
+
+    // The box: fill it and widen its stroke from the editor.
+    const box = all.find((x) => x.kind === "box")!;
+    await page.locator(`[data-shape-row="${box.id}"]`).click();
+    await page.locator("[data-testid=shape-fill]").check();
+    await page.locator("[data-testid=shape-width]").fill("5");
+    await expect
+      .poll(async () => (await shapes()).find((x) => x.id === box.id), { timeout: 20_000 })
+      .toMatchObject({ fill: "#3388ff", stroke_width: 5 });
+    // Move it by its body: every corner moves by the same world offset.
+    const before = (await shapes()).find((x) => x.id === box.id)!.points;
+    await dragOn([0.475, 0.22], [0.475, 0.42]);
+    await expect
+      .poll(async () => (await shapes()).find((x) => x.id === box.id)!.points[0]![1], { timeout: 20_000 })
+      .not.toBeCloseTo(before[0]![1]!, 3);
+    const after = (await shapes()).find((x) => x.id === box.id)!.points;
+    const dy = after[0]![1]! - before[0]![1]!;
+    expect(after[1]![1]! - before[1]![1]!).toBeCloseTo(dy, 6);
+    expect(after[0]![0]!).toBeCloseTo(before[0]![0]!, 6);
+    // Reshape the line by its end handle: the end lands on the world point under the pointer.
+    const line = all.find((x) => x.kind === "line")!;
+    await page.locator(`[data-shape-row="${line.id}"]`).click();
+    const handle = page.locator('[data-testid=overlay-spatial] [data-handle="1"]');
+    const hb = (await handle.boundingBox())!;
+    const [tx, ty] = await at(0.3, 0.45);
+    await page.mouse.move(hb.x + hb.width / 2, hb.y + hb.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(tx, ty, { steps: 5 });
+    await page.mouse.up();
+    const cb = (await page.locator("tessera-spatial-canvas").boundingBox())!;
+    const want = await controller<number[]>(
+      `(c) => c.canvas("spatial").unproject(${tx - cb.x}, ${ty - cb.y})`,
+    );
+    await expect
+      .poll(async () => (await shapes()).find((x) => x.id === line.id)!.points[1], { timeout: 20_000 })
+      .toEqual([expect.closeTo(want[0]!, 1), expect.closeTo(want[1]!, 1)]);
+    await shot("annotations-edited");
+
+    // Reload: every shape is listed by the API and drawn on the canvas where its points project.
+    await page.reload();
+    await page.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 90_000 });
+    const overlay = page.locator("[data-testid=overlay-spatial]");
+    await expect.poll(() => overlay.getAttribute("data-shapes"), { timeout: 30_000 }).toBe("6");
+    const stored = await shapes();
+    for (const s of stored) {
+      const el = overlay.locator(`[data-shape="${s.id}"]`);
+      expect(await el.getAttribute("data-kind")).toBe(s.kind);
+      const b = (await el.boundingBox())!;
+      expect(b.width * b.height).toBeGreaterThan(10);
+      // The first defining point projects inside (or on) the drawn element's box.
+      const c0 = (await page.locator("tessera-spatial-canvas").boundingBox())!;
+      const p = await controller<number[]>(
+        `(c) => c.canvas("spatial").project(${JSON.stringify(s.points[0])})`,
+      );
+      const [px, py] = [c0.x + p[0]!, c0.y + p[1]!];
+      expect(px).toBeGreaterThanOrEqual(b.x - 8);
+      expect(px).toBeLessThanOrEqual(b.x + b.width + 8);
+      expect(py).toBeGreaterThanOrEqual(b.y - 8);
+      expect(py).toBeLessThanOrEqual(b.y + b.height + 8);
+    }
+    expect(await overlay.locator("text[data-kind=text]").textContent()).toBe("Tumour front");
+    expect(
+      await overlay.locator(`[data-shape="${box.id}"] polygon`).first().getAttribute("stroke-width"),
+    ).toBe("5");
+    await shot("annotations-reloaded");
+  });
 });

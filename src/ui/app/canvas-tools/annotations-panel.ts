@@ -67,7 +67,8 @@ export function renderAnnotationsPanel(c: DrawController): TemplateResult {
               c.select(s.id === c.selectedId ? null : s.id);
             }}
           >
-            <span class="dot" style=${`background:${s.color}`}></span>${label(s)} <span class="muted small">${s.kind}</span>
+            <span class="dot" style=${`background:${s.color}`}></span>${label(s)}
+            ${s.text?.trim() ? html`<span class="muted small">${s.kind}</span>` : nothing}
           </div>`,
         )}
       </div>
