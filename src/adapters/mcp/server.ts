@@ -26,7 +26,8 @@ import { ALL_TOOLS } from "./tools/index.js";
 export function instructions(appUrl: string | null): string {
   return [
     "Tessera is a spatial-omics analysis app; you drive the same sessions human viewers see.",
-    "Core loop: list_sessions → set_active_session (take_control: true) → inspect (get_session, search_functions, describe_function) → act (run_function) → verify → save_checkpoint → release_control.",
+    "Core loop: list_sessions → set_active_session (take_control: true) → inspect (get_session, get_obs_summary, get_table, search_functions, describe_function, view_display) → act (run_function, run_recipe, update_display, annotate_region …) → verify visually (view_display, view_plot) → save_checkpoint → release_control.",
+    "Selections: survey (view_display viewport 'fit') → zoom → draft a polygon in world coordinates (pixel_to_world) → mark it (mark_polygons) → inspect_region → act.",
     "There is NO UNDO: a compute changes the session's data in place. Inspect before you act; save before risky steps.",
     "Read the guides with read_guide (tessera, spatial-biology, analysis-playbooks, vision-and-selection).",
     appUrl

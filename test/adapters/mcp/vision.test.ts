@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DenseArray } from "../../../src/sdk/data/arrays.js";
 import { categoryColors, parseHexColor } from "../../../src/sdk/display/encoding.js";
 import { startTestServer, type TestServer } from "../http/harness.js";
+import { openSse } from "../http/sse.js";
 import { connectMcp, type McpTestClient } from "./harness.js";
 
 type Affine = [number, number, number, number, number, number];
@@ -163,6 +164,21 @@ describe("add_display and update_display", () => {
     expect(text(bad)).toMatch(/render_mode/);
     const missing = await mcp.call("update_display", { display_id: "nope", encoding: { opacity: 1 } });
     expect(missing.structuredContent).toMatchObject({ status: 404 });
+    // Viewers see the change on the event stream a browser reads.
+    const sse = await openSse(`${t.url}/api/events`);
+    try {
+      await mcp.ok("update_display", { display_id: displayId, encoding: { opacity: 1 } });
+      await sse.waitFor(
+        () =>
+          sse.frames.some(
+            (f) =>
+              f.event === "display.updated" && (f.data as { display_id: string }).display_id === displayId,
+          ),
+        10_000,
+      );
+    } finally {
+      sse.close();
+    }
     const nothing = await mcp.call("update_display", { display_id: displayId });
     expect(text(nothing)).toMatch(/encoding and\/or viewport/);
   });
