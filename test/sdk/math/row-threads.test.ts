@@ -20,7 +20,29 @@ function failingTeam(part: number, words: Int32Array): void {
   throw new Error("gave up waiting");
 }
 
+/** Counts the calls its thread has run (a global of the thread) into out[part]. */
+function countCalls(part: number, out: Int32Array): void {
+  const g = globalThis as { kernelCalls?: number };
+  g.kernelCalls = (g.kernelCalls ?? 0) + 1;
+  out[part] = part === 0 ? 0 : g.kernelCalls;
+}
+
+/** Throws in part 1 only. */
+function throwsInPartOne(part: number): void {
+  if (part === 1) throw new RangeError("part one refused");
+}
+
 describe("kernel threads", () => {
+  it("keeps its threads for the next call, also after a kernel threw", async () => {
+    const out = new Int32Array(new SharedArrayBuffer(8));
+    await runKernelThreads(countCalls, 2, (p) => [p, out]);
+    const first = out[1]!;
+    await expect(runKernelThreads(throwsInPartOne, 2, (p) => [p])).rejects.toThrow("part one refused");
+    await runKernelThreads(countCalls, 2, (p) => [p, out]);
+    // The same thread ran both counting calls (a new one would count 1 again).
+    expect(out[1]).toBe(first + 1);
+  });
+
   it("runs parts at once on shared memory (they can wait on each other)", async () => {
     const words = new Int32Array(new SharedArrayBuffer(16));
     const out = new Int32Array(new SharedArrayBuffer(8));
