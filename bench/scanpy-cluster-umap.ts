@@ -13,8 +13,8 @@
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { leiden, louvain } from "../src/plugins/scanpy/cluster.js";
-import { umap } from "../src/plugins/scanpy/umap.js";
+import { leiden, louvain } from "../src/plugins/scanpy/tl/cluster.js";
+import { umap } from "../src/plugins/scanpy/tl/umap.js";
 import type { Categorical, SparseMatrix } from "../src/sdk/data/arrays.js";
 import { dataFrame } from "../src/sdk/data/dataframe.js";
 import { makeSpatialData, type SpatialData } from "../src/sdk/data/spatialdata.js";

@@ -11,7 +11,10 @@
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { diffmap, draw_graph, embedding_density, tsne } from "../src/plugins/scanpy/embed.js";
+import { diffmap } from "../src/plugins/scanpy/tl/diffmap.js";
+import { draw_graph } from "../src/plugins/scanpy/tl/draw-graph.js";
+import { embedding_density } from "../src/plugins/scanpy/tl/embedding-density.js";
+import { tsne } from "../src/plugins/scanpy/tl/tsne.js";
 import type { SparseMatrix } from "../src/sdk/data/arrays.js";
 import { applyChange } from "../src/sdk/data/change.js";
 import { dataFrame } from "../src/sdk/data/dataframe.js";

@@ -10,8 +10,8 @@
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { neighbors } from "../src/plugins/scanpy/neighbors.js";
-import { pca } from "../src/plugins/scanpy/pca.js";
+import { neighbors } from "../src/plugins/scanpy/pp/neighbors.js";
+import { pca } from "../src/plugins/scanpy/pp/pca.js";
 import { allocArray, type DenseArray, dense, type SparseMatrix } from "../src/sdk/data/arrays.js";
 import { applyChange } from "../src/sdk/data/change.js";
 import { withColumn } from "../src/sdk/data/dataframe.js";

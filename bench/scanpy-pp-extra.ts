@@ -12,7 +12,10 @@
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { combat, regress_out, scrublet, subsample } from "../src/plugins/scanpy/pp-extra.js";
+import { combat } from "../src/plugins/scanpy/pp/combat.js";
+import { subsample } from "../src/plugins/scanpy/pp/sampling.js";
+import { scrublet } from "../src/plugins/scanpy/pp/scrublet.js";
+import { regress_out } from "../src/plugins/scanpy/pp/simple.js";
 import { type Categorical, strings } from "../src/sdk/data/arrays.js";
 import { withColumn } from "../src/sdk/data/dataframe.js";
 import { makeSpatialData } from "../src/sdk/data/spatialdata.js";

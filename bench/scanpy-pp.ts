@@ -13,15 +13,11 @@
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import {
-  calculate_qc_metrics,
-  filter_cells,
-  filter_genes,
-  highly_variable_genes,
-  log1p,
-  normalize_total,
-  scale,
-} from "../src/plugins/scanpy/pp.js";
+import { highly_variable_genes } from "../src/plugins/scanpy/pp/highly-variable-genes.js";
+import { normalize_total } from "../src/plugins/scanpy/pp/normalization.js";
+import { calculate_qc_metrics } from "../src/plugins/scanpy/pp/qc.js";
+import { scale } from "../src/plugins/scanpy/pp/scale.js";
+import { filter_cells, filter_genes, log1p } from "../src/plugins/scanpy/pp/simple.js";
 import { allocArray, type DenseArray, type SparseMatrix } from "../src/sdk/data/arrays.js";
 import { applyChange, type Change } from "../src/sdk/data/change.js";
 import { withColumn } from "../src/sdk/data/dataframe.js";

@@ -11,7 +11,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { rank_genes_groups } from "../src/plugins/scanpy/rank.js";
+import { rank_genes_groups } from "../src/plugins/scanpy/tl/rank-genes-groups.js";
 import { allocArray, type Categorical, type SparseMatrix, strings } from "../src/sdk/data/arrays.js";
 import { withColumn } from "../src/sdk/data/dataframe.js";
 import { makeSpatialData } from "../src/sdk/data/spatialdata.js";

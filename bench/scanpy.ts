@@ -13,17 +13,15 @@
 
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
-import { leiden } from "../src/plugins/scanpy/cluster.js";
-import { neighbors } from "../src/plugins/scanpy/neighbors.js";
-import { pca } from "../src/plugins/scanpy/pca.js";
-import {
-  calculate_qc_metrics,
-  highly_variable_genes,
-  log1p,
-  normalize_total,
-} from "../src/plugins/scanpy/pp.js";
-import { rank_genes_groups } from "../src/plugins/scanpy/rank.js";
-import { umap } from "../src/plugins/scanpy/umap.js";
+import { highly_variable_genes } from "../src/plugins/scanpy/pp/highly-variable-genes.js";
+import { neighbors } from "../src/plugins/scanpy/pp/neighbors.js";
+import { normalize_total } from "../src/plugins/scanpy/pp/normalization.js";
+import { pca } from "../src/plugins/scanpy/pp/pca.js";
+import { calculate_qc_metrics } from "../src/plugins/scanpy/pp/qc.js";
+import { log1p } from "../src/plugins/scanpy/pp/simple.js";
+import { leiden } from "../src/plugins/scanpy/tl/cluster.js";
+import { rank_genes_groups } from "../src/plugins/scanpy/tl/rank-genes-groups.js";
+import { umap } from "../src/plugins/scanpy/tl/umap.js";
 import { applyChange, type Change } from "../src/sdk/data/change.js";
 import { dataFrame } from "../src/sdk/data/dataframe.js";
 import { makeSpatialData, type SpatialData } from "../src/sdk/data/spatialdata.js";

@@ -10,8 +10,8 @@ import type { Table } from "../../sdk/data/table.js";
 import { isUnsDict, type UnsDict, type UnsValue } from "../../sdk/data/uns.js";
 import { parseHexColor } from "../../sdk/display/encoding.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
-import { expressionSource, groupingOf, matrixColumns } from "../scanpy/get.js";
-import { activeTable } from "../scanpy/pp-matrix.js";
+import { expressionSource, groupingOf, matrixColumns } from "../scanpy/get/expression.js";
+import { activeTable } from "../scanpy/helpers.js";
 import { defaultColor } from "../tessera/palette.js";
 
 /** The active table of a plot, or a clear error. */

@@ -129,8 +129,9 @@ export async function buildManifest(dir: string, opts: BuildOptions = {}): Promi
   const modules = descriptor.modules.map((m) => moduleSource(absDir, m, descriptor.namespace, allowed));
   const config: CompletedConfig = {
     ...DEFAULT_CONFIG,
-    // Every .ts of the folder: params types may live beside the operations.
-    path: join(absDir, "*.ts"),
+    // Every .ts of the folder and its subfolders: params types may live beside the operations, and a
+    // plugin may group its modules in folders (scanpy's pp/, tl/, get/).
+    path: join(absDir, "**/*.ts"),
     tsconfig: opts.tsconfig ?? DEFAULT_TSCONFIG,
     type: "*",
     extraTags: [...UI_TAGS],

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { score_genes_cell_cycle } from "../../../src/plugins/scanpy/cell-cycle.js";
-import { score_genes } from "../../../src/plugins/scanpy/rank.js";
+import { score_genes, score_genes_cell_cycle } from "../../../src/plugins/scanpy/tl/score-genes.js";
 import { applyChange } from "../../../src/sdk/data/change.js";
 import { columnValue } from "../../../src/sdk/data/dataframe.js";
 import { generateDemo } from "../../../src/sdk/demo/generate.js";

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { leiden, louvain } from "../../../src/plugins/scanpy/cluster.js";
-import { umap } from "../../../src/plugins/scanpy/umap.js";
+import { leiden, louvain } from "../../../src/plugins/scanpy/tl/cluster.js";
+import { umap } from "../../../src/plugins/scanpy/tl/umap.js";
 import type { Categorical, SparseMatrix } from "../../../src/sdk/data/arrays.js";
 import { applyChange } from "../../../src/sdk/data/change.js";
 import { dataFrame } from "../../../src/sdk/data/dataframe.js";

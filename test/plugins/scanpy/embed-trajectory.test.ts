@@ -6,14 +6,13 @@
  */
 import { readFile } from "node:fs/promises";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  diffmap,
-  draw_graph,
-  embedding_density,
-  gaussianKde2d,
-  tsne,
-} from "../../../src/plugins/scanpy/embed.js";
-import { dendrogram, dendrogramLayout, dpt, linkage, paga } from "../../../src/plugins/scanpy/trajectory.js";
+import { dendrogram, dendrogramLayout, linkage } from "../../../src/plugins/scanpy/tl/dendrogram.js";
+import { diffmap } from "../../../src/plugins/scanpy/tl/diffmap.js";
+import { dpt } from "../../../src/plugins/scanpy/tl/dpt.js";
+import { draw_graph } from "../../../src/plugins/scanpy/tl/draw-graph.js";
+import { embedding_density, gaussianKde2d } from "../../../src/plugins/scanpy/tl/embedding-density.js";
+import { paga } from "../../../src/plugins/scanpy/tl/paga.js";
+import { tsne } from "../../../src/plugins/scanpy/tl/tsne.js";
 import type { Categorical, DenseArray, SparseMatrix, StringArray } from "../../../src/sdk/data/arrays.js";
 import { applyChange } from "../../../src/sdk/data/change.js";
 import { dataFrame } from "../../../src/sdk/data/dataframe.js";

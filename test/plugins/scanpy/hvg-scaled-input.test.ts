@@ -4,7 +4,9 @@
  * and the fix instead of a bare "bin edges must be unique (NaN)".
  */
 import { expect, it } from "vitest";
-import { highly_variable_genes, log1p, normalize_total } from "../../../src/plugins/scanpy/pp.js";
+import { highly_variable_genes } from "../../../src/plugins/scanpy/pp/highly-variable-genes.js";
+import { normalize_total } from "../../../src/plugins/scanpy/pp/normalization.js";
+import { log1p } from "../../../src/plugins/scanpy/pp/simple.js";
 import { applyChange } from "../../../src/sdk/data/change.js";
 import { makeSpatialData, type SpatialData } from "../../../src/sdk/data/spatialdata.js";
 import { readH5ad } from "../../../src/sdk/io/anndata/read-h5ad.js";

@@ -5,8 +5,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { beforeAll, describe, expect, it } from "vitest";
-import { neighbors } from "../../../src/plugins/scanpy/neighbors.js";
-import { pca } from "../../../src/plugins/scanpy/pca.js";
+import { neighbors } from "../../../src/plugins/scanpy/pp/neighbors.js";
+import { pca } from "../../../src/plugins/scanpy/pp/pca.js";
 import { type DenseArray, dense, type SparseMatrix } from "../../../src/sdk/data/arrays.js";
 import { applyChange } from "../../../src/sdk/data/change.js";
 import { dataFrame } from "../../../src/sdk/data/dataframe.js";

@@ -1,12 +1,9 @@
 import { describe, expect, it } from "vitest";
-import {
-  combat,
-  legacyChoice,
-  regress_out,
-  scrublet,
-  subsample,
-  thresholdMinimum,
-} from "../../../src/plugins/scanpy/pp-extra.js";
+import { combat } from "../../../src/plugins/scanpy/pp/combat.js";
+import { legacyChoice, subsample } from "../../../src/plugins/scanpy/pp/sampling.js";
+import { scrublet } from "../../../src/plugins/scanpy/pp/scrublet.js";
+import { thresholdMinimum } from "../../../src/plugins/scanpy/pp/scrublet-core.js";
+import { regress_out } from "../../../src/plugins/scanpy/pp/simple.js";
 import {
   type Categorical,
   type DenseArray,

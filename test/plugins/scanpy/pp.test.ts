@@ -1,15 +1,11 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  calculate_qc_metrics,
-  filter_cells,
-  filter_genes,
-  highly_variable_genes,
-  log1p,
-  normalize_total,
-  scale,
-} from "../../../src/plugins/scanpy/pp.js";
+import { highly_variable_genes } from "../../../src/plugins/scanpy/pp/highly-variable-genes.js";
+import { normalize_total } from "../../../src/plugins/scanpy/pp/normalization.js";
+import { calculate_qc_metrics } from "../../../src/plugins/scanpy/pp/qc.js";
+import { scale } from "../../../src/plugins/scanpy/pp/scale.js";
+import { filter_cells, filter_genes, log1p } from "../../../src/plugins/scanpy/pp/simple.js";
 import type { DenseArray, Matrix, SparseMatrix, TypedArray } from "../../../src/sdk/data/arrays.js";
 import { applyChange, type Change } from "../../../src/sdk/data/change.js";
 import { type Column, type DataFrame, dataFrame } from "../../../src/sdk/data/dataframe.js";

@@ -1,14 +1,12 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
-import { aggregate, obs_df, rank_genes_groups_df, var_df } from "../../../src/plugins/scanpy/get.js";
-import {
-  filter_rank_genes_groups,
-  fitLogisticRegression,
-  rank_genes_groups,
-  score_genes,
-  scoreGenesBins,
-} from "../../../src/plugins/scanpy/rank.js";
+import { aggregate } from "../../../src/plugins/scanpy/get/aggregated.js";
+import { obs_df, rank_genes_groups_df, var_df } from "../../../src/plugins/scanpy/get/get.js";
+import { filter_rank_genes_groups } from "../../../src/plugins/scanpy/tl/filter-rank-genes-groups.js";
+import { rank_genes_groups } from "../../../src/plugins/scanpy/tl/rank-genes-groups.js";
+import { fitLogisticRegression } from "../../../src/plugins/scanpy/tl/rank-genes-groups-logreg.js";
+import { score_genes, scoreGenesBins } from "../../../src/plugins/scanpy/tl/score-genes.js";
 import { allocArray, type Categorical, type SparseMatrix, strings } from "../../../src/sdk/data/arrays.js";
 import { applyChange } from "../../../src/sdk/data/change.js";
 import { columnValue, type DataFrame, dataFrame } from "../../../src/sdk/data/dataframe.js";

@@ -3,7 +3,7 @@
  * parameter, its value and the bound named; analyses on a table with no cells fail with a message that says so.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { activeTable } from "../../../src/plugins/scanpy/pp-matrix.js";
+import { activeTable } from "../../../src/plugins/scanpy/helpers.js";
 import { strings } from "../../../src/sdk/data/arrays.js";
 import { dataFrame } from "../../../src/sdk/data/dataframe.js";
 import { makeSpatialData } from "../../../src/sdk/data/spatialdata.js";

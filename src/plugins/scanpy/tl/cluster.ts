@@ -9,22 +9,22 @@ import {
   type Matrix,
   type SparseMatrix,
   strings,
-} from "../../sdk/data/arrays.js";
-import type { Change } from "../../sdk/data/change.js";
-import { loadMatrix, type MatrixSlot } from "../../sdk/data/lazy.js";
-import type { SpatialData } from "../../sdk/data/spatialdata.js";
-import { nObs, type Table } from "../../sdk/data/table.js";
-import { isUnsDict, type UnsValue, unsGet } from "../../sdk/data/uns.js";
-import type { OpContext } from "../../sdk/jobs/operation.js";
+} from "../../../sdk/data/arrays.js";
+import type { Change } from "../../../sdk/data/change.js";
+import { loadMatrix, type MatrixSlot } from "../../../sdk/data/lazy.js";
+import type { SpatialData } from "../../../sdk/data/spatialdata.js";
+import { nObs, type Table } from "../../../sdk/data/table.js";
+import { isUnsDict, type UnsValue, unsGet } from "../../../sdk/data/uns.js";
+import type { OpContext } from "../../../sdk/jobs/operation.js";
 import {
   type CommunityOptions,
   type CommunityResult,
   graphFromSparse,
   leiden as leidenKernel,
   louvain as louvainKernel,
-} from "../../sdk/math/leiden.js";
-import { Rng } from "../../sdk/math/rng.js";
-import { activeTable } from "./pp-matrix.js";
+} from "../../../sdk/math/leiden.js";
+import { Rng } from "../../../sdk/math/rng.js";
+import { activeTable } from "../helpers.js";
 
 /** `restrict_to`: an obs categorical key and the categories whose cells are re-clustered. */
 export type RestrictTo = [string, string[]];

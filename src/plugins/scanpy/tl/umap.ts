@@ -3,17 +3,17 @@
  * (obsm `X_umap`, uns `umap/params` with `a`, `b`). The layout (spectral initialisation, SGD) lives in
  * `sdk/math/umap-layout.ts`.
  */
-import { allocArray, type DenseArray } from "../../sdk/data/arrays.js";
-import type { Change } from "../../sdk/data/change.js";
-import { loadMatrix } from "../../sdk/data/lazy.js";
-import type { SpatialData } from "../../sdk/data/spatialdata.js";
-import { nObs, type Table } from "../../sdk/data/table.js";
-import { isUnsDict, type UnsValue, unsGet } from "../../sdk/data/uns.js";
-import type { OpContext } from "../../sdk/jobs/operation.js";
-import { Rng } from "../../sdk/math/rng.js";
-import { findAbParams, umapLayoutAsync } from "../../sdk/math/umap-layout.js";
+import { allocArray, type DenseArray } from "../../../sdk/data/arrays.js";
+import type { Change } from "../../../sdk/data/change.js";
+import { loadMatrix } from "../../../sdk/data/lazy.js";
+import type { SpatialData } from "../../../sdk/data/spatialdata.js";
+import { nObs, type Table } from "../../../sdk/data/table.js";
+import { isUnsDict, type UnsValue, unsGet } from "../../../sdk/data/uns.js";
+import type { OpContext } from "../../../sdk/jobs/operation.js";
+import { Rng } from "../../../sdk/math/rng.js";
+import { findAbParams, umapLayoutAsync } from "../../../sdk/math/umap-layout.js";
+import { activeTable } from "../helpers.js";
 import { chooseGraph } from "./cluster.js";
-import { activeTable } from "./pp-matrix.js";
 
 /** Params of `umap`. */
 export interface UmapParams {

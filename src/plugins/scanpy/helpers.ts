@@ -1,8 +1,9 @@
 /**
- * Helpers of the `sc.pp` operations: finding the table and the matrix an operation works on (X or a
- * layer), putting it in CSR for the row-wise kernels, reading boolean columns, and subsetting a whole
- * table along obs or var the way anndata's `_inplace_subset_obs`/`_inplace_subset_var` do (every
- * aligned slot follows; unused categories are dropped with their colours).
+ * Helpers every part of the `scanpy` plugin shares: finding the table and the matrix an operation
+ * works on (X or a layer), putting it in CSR for the row-wise kernels, reading boolean columns, building
+ * result columns, and subsetting a whole table along obs or var the way anndata's
+ * `_inplace_subset_obs`/`_inplace_subset_var` do (every aligned slot follows; unused categories are
+ * dropped with their colours).
  */
 import {
   allocArray,

@@ -6,9 +6,9 @@
  * log mean, then the variance of values standardised by the fitted standard deviation and clipped at
  * √n). Batches are handled as scanpy does: per batch, then merged.
  */
-import type { SparseMatrix } from "../../sdk/data/arrays.js";
-import { csrColumnMeanVar, csrColumnNnz, numberData } from "../../sdk/math/csr.js";
-import { loess } from "../../sdk/math/loess.js";
+import type { SparseMatrix } from "../../../sdk/data/arrays.js";
+import { csrColumnMeanVar, csrColumnNnz, numberData } from "../../../sdk/math/csr.js";
+import { loess } from "../../../sdk/math/loess.js";
 
 /** Cutoffs of the dispersion flavours (ignored when `n_top_genes` is set). */
 export interface HvgCutoffs {

@@ -2,14 +2,14 @@
  * `sc.pp.pca`: principal component analysis of X (or a layer), as scanpy computes and stores it.
  * Sparse X is centred implicitly and never densified (see `sdk/math/svd.ts`).
  */
-import { allocArray, type DenseArray, type Matrix } from "../../sdk/data/arrays.js";
-import type { Change, TableChange } from "../../sdk/data/change.js";
-import { loadMatrix } from "../../sdk/data/lazy.js";
-import type { SpatialData } from "../../sdk/data/spatialdata.js";
-import { nObs, nVars, type Table } from "../../sdk/data/table.js";
-import { type UnsValue, unsDict } from "../../sdk/data/uns.js";
-import type { OpContext } from "../../sdk/jobs/operation.js";
-import { Rng } from "../../sdk/math/rng.js";
+import { allocArray, type DenseArray, type Matrix } from "../../../sdk/data/arrays.js";
+import type { Change, TableChange } from "../../../sdk/data/change.js";
+import { loadMatrix } from "../../../sdk/data/lazy.js";
+import type { SpatialData } from "../../../sdk/data/spatialdata.js";
+import { nObs, nVars, type Table } from "../../../sdk/data/table.js";
+import { type UnsValue, unsDict } from "../../../sdk/data/uns.js";
+import type { OpContext } from "../../../sdk/jobs/operation.js";
+import { Rng } from "../../../sdk/math/rng.js";
 import {
   type DataOperator,
   dataOperator,
@@ -19,7 +19,7 @@ import {
   projectAsync,
   randomizedSvd,
   type TruncatedSvd,
-} from "../../sdk/math/svd.js";
+} from "../../../sdk/math/svd.js";
 
 /** Parameters of `pca`. */
 export interface PcaParams {

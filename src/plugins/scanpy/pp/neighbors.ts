@@ -2,17 +2,17 @@
  * `sc.pp.neighbors`: the kNN graph of the cells in a representation (PCA by default) and its
  * weighted, symmetric connectivities, stored as scanpy stores them.
  */
-import { allocArray, type DenseArray, type Matrix, type SparseMatrix } from "../../sdk/data/arrays.js";
-import type { Change, TableChange } from "../../sdk/data/change.js";
-import { loadMatrix } from "../../sdk/data/lazy.js";
-import type { SpatialData } from "../../sdk/data/spatialdata.js";
-import { type AxisArray, nObs, nVars, type Table } from "../../sdk/data/table.js";
-import { type UnsValue, unsDict } from "../../sdk/data/uns.js";
-import type { OpContext } from "../../sdk/jobs/operation.js";
-import { type KnnGraph, type KnnMetric, knnAsync } from "../../sdk/math/knn.js";
-import { assertFinite } from "../../sdk/math/knn-graph.js";
-import { Rng } from "../../sdk/math/rng.js";
-import { fuzzySimplicialSet, gaussDense, gaussKnn } from "../../sdk/math/umap-graph.js";
+import { allocArray, type DenseArray, type Matrix, type SparseMatrix } from "../../../sdk/data/arrays.js";
+import type { Change, TableChange } from "../../../sdk/data/change.js";
+import { loadMatrix } from "../../../sdk/data/lazy.js";
+import type { SpatialData } from "../../../sdk/data/spatialdata.js";
+import { type AxisArray, nObs, nVars, type Table } from "../../../sdk/data/table.js";
+import { type UnsValue, unsDict } from "../../../sdk/data/uns.js";
+import type { OpContext } from "../../../sdk/jobs/operation.js";
+import { type KnnGraph, type KnnMetric, knnAsync } from "../../../sdk/math/knn.js";
+import { assertFinite } from "../../../sdk/math/knn-graph.js";
+import { Rng } from "../../../sdk/math/rng.js";
+import { fuzzySimplicialSet, gaussDense, gaussKnn } from "../../../sdk/math/umap-graph.js";
 import { pcaTableChange, runPca } from "./pca.js";
 
 /** Parameters of `neighbors`. */
@@ -108,7 +108,7 @@ interface Representation {
 }
 
 /** scanpy's `_choose_representation`. */
-async function chooseRepresentation(
+export async function chooseRepresentation(
   t: Table,
   params: NeighborsParams,
   ctx: OpContext,
