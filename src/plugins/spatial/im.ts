@@ -7,9 +7,9 @@
 import { invert } from "../../sdk/data/affine.js";
 import type { Change } from "../../sdk/data/change.js";
 import { dataFrame } from "../../sdk/data/dataframe.js";
-import type { AxisSelection, ImageElement } from "../../sdk/data/elements.js";
+import type { AxisSelection, ImageElement, SpatialElement } from "../../sdk/data/elements.js";
 import { type SpatialData, transformTo } from "../../sdk/data/spatialdata.js";
-import { obsNames } from "../../sdk/data/table.js";
+import { obsNames, type Table } from "../../sdk/data/table.js";
 import { isUnsDict, unsGet } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { float64Column } from "./frames.js";
@@ -40,7 +40,8 @@ export interface CalculateImageFeaturesParams {
   features?: ImageFeature | ImageFeature[];
   /**
    * Crop side in coordinate units before `spot_scale`; default uns
-   * `spatial/<library_id>/scalefactors/spot_diameter_fullres` (Visium), which must then exist.
+   * `spatial/<library_id>/scalefactors/spot_diameter_fullres` (Visium in AnnData), else twice the
+   * median radius of the table's region circles (Visium read by `io.visium`).
    * @exclusiveMinimum 0
    */
   spot_diameter?: number | null;
@@ -57,11 +58,11 @@ export interface CalculateImageFeaturesParams {
    */
   library_id?: string | null;
   /**
-   * Coordinate system the obsm coordinates are in (the image is placed in it by its transformation).
-   * @default "global"
+   * Coordinate system the obsm coordinates are in (the image is placed in it by its transformations);
+   * default the first system of the table's region element (the spots' or cells' own), else `global`.
    * @maxLength 256
    */
-  coordinate_system?: string;
+  coordinate_system?: string | null;
   /**
    * obsm key of the coordinates.
    * @default "spatial"
@@ -117,17 +118,35 @@ function pickImage(sd: SpatialData, layer: string | null | undefined): ImageElem
   return sd.images[names[0]!]!;
 }
 
-/** uns `spatial/<library>/scalefactors/spot_diameter_fullres`, or an error saying to pass spot_diameter. */
-function unsSpotDiameter(uns: Parameters<typeof unsGet>[0], libraryId: string | null | undefined): number {
+/** uns `spatial/<library>/scalefactors/spot_diameter_fullres`, when there is one. */
+function unsSpotDiameter(
+  uns: Parameters<typeof unsGet>[0],
+  libraryId: string | null | undefined,
+): number | undefined {
   const spatial = unsGet(uns, "spatial");
   const libs = isUnsDict(spatial) ? Object.keys(spatial.entries) : [];
   const lib = libraryId ?? (libs.length === 1 ? libs[0] : undefined);
   const v = lib !== undefined ? unsGet(uns, `spatial/${lib}/scalefactors/spot_diameter_fullres`) : undefined;
-  if (typeof v !== "number" || !(v > 0))
-    throw new Error(
-      "calculate_image_features: no spot_diameter given and no uns spatial/<library_id>/scalefactors/spot_diameter_fullres",
-    );
-  return v;
+  return typeof v === "number" && v > 0 ? v : undefined;
+}
+
+/** The element the table annotates (its `region`), when it is one element of the object. */
+function regionElement(sd: SpatialData, t: Table): SpatialElement | undefined {
+  const region = t.annotation?.region;
+  if (typeof region !== "string") return undefined;
+  for (const group of [sd.shapes, sd.labels, sd.points] as Record<string, SpatialElement>[])
+    if (Object.hasOwn(group, region)) return group[region];
+  return undefined;
+}
+
+/** Twice the median `radius` of a circles element (a Visium spot's diameter), when it is one. */
+function circleDiameter(el: SpatialElement | undefined): number | undefined {
+  if (el?.kind !== "shapes") return undefined;
+  const r = el.frame.columns.radius as { data?: ArrayLike<number> } | undefined;
+  if (!r?.data || r.data.length === 0) return undefined;
+  const sorted = Float64Array.from(r.data).sort();
+  const d = 2 * quantileSorted(sorted, 0.5);
+  return d > 0 ? d : undefined;
 }
 
 /** Grey levels 0…255 of a crop plane for texture: uint8 as is, other integers by their top byte, floats in [0, 1]. */
@@ -180,9 +199,16 @@ export async function calculate_image_features(
   const distances = params.distances ?? [1];
   const angles = params.angles ?? [0, Math.PI / 4, Math.PI / 2, (3 * Math.PI) / 4];
   const props: readonly TextureProp[] = TEXTURE_PROPS;
-  const diameter =
-    (params.spot_diameter ?? unsSpotDiameter(t.uns, params.library_id)) * (params.spot_scale ?? 1);
-  const cs = params.coordinate_system ?? "global";
+  const region = regionElement(sd, t);
+  const baseDiameter =
+    params.spot_diameter ?? unsSpotDiameter(t.uns, params.library_id) ?? circleDiameter(region);
+  if (baseDiameter === undefined)
+    throw new Error(
+      `${op}: no spot_diameter given, no uns spatial/<library_id>/scalefactors/spot_diameter_fullres, and the table's region is not circles`,
+    );
+  const diameter = baseDiameter * (params.spot_scale ?? 1);
+  const cs =
+    params.coordinate_system ?? (region ? Object.keys(region.transformations)[0] : undefined) ?? "global";
   const key = params.key_added ?? "img_features";
 
   // obs coordinates → pixels of level 0 (the element's intrinsic coordinates).
@@ -225,70 +251,98 @@ export async function calculate_image_features(
   const n = coords.n;
   const cols = names.map(() => new Float64Array(n).fill(Number.NaN));
   const counts = new Float64Array(65536);
+
+  // Crop centres in pixels, and the block of the image each falls in (clamped to the image). Blocks
+  // are read one at a time with a margin of one crop radius, so every pixel is read once or a few
+  // times however many crops overlap it (a PNG or TIFF decodes whole strips or tiles per read).
+  const block = Math.max(1024, 4 * side);
+  const nbx = Math.ceil(width / block);
+  const nby = Math.ceil(height / block);
+  const cx = new Int32Array(n);
+  const cy = new Int32Array(n);
+  const byBlock = new Map<number, number[]>();
   for (let i = 0; i < n; i++) {
-    if (i % 64 === 0) {
-      ctx.signal.throwIfAborted();
-      ctx.progress(i / n, "crops");
-    }
     const x = coords.xy[2 * i]!;
     const y = coords.xy[2 * i + 1]!;
     const px = Math.round(toPixel[0]![0]! * x + toPixel[0]![1]! * y + toPixel[0]![2]!);
     const py = Math.round(toPixel[1]![0]! * x + toPixel[1]![1]! * y + toPixel[1]![2]!);
-    const x0 = Math.max(0, px - radius);
-    const x1 = Math.min(width, px + radius + 1);
-    const y0 = Math.max(0, py - radius);
-    const y1 = Math.min(height, py + radius + 1);
-    if (x0 >= x1 || y0 >= y1) continue;
+    if (!Number.isFinite(px) || !Number.isFinite(py)) continue;
+    // A crop wholly outside the image keeps NaN features.
+    if (px + radius < 0 || px - radius >= width || py + radius < 0 || py - radius >= height) continue;
+    cx[i] = px;
+    cy[i] = py;
+    const b =
+      Math.min(nby - 1, Math.max(0, Math.floor(py / block))) * nbx +
+      Math.min(nbx - 1, Math.max(0, Math.floor(px / block)));
+    const list = byBlock.get(b);
+    if (list) list.push(i);
+    else byBlock.set(b, [i]);
+  }
+  let done = 0;
+  for (const [b, members] of [...byBlock].sort((p, q) => p[0] - q[0])) {
+    ctx.signal.throwIfAborted();
+    ctx.progress(done / n, "crops");
+    const by = Math.floor(b / nbx);
+    const bx = b - by * nbx;
+    const wx0 = Math.max(0, bx * block - radius);
+    const wx1 = Math.min(width, (bx + 1) * block + radius);
+    const wy0 = Math.max(0, by * block - radius);
+    const wy1 = Math.min(height, (by + 1) * block + radius);
     const sel: AxisSelection[] = axes.map((a) =>
-      a === "x" ? [x0, x1] : a === "y" ? [y0, y1] : a === "c" ? null : 0,
+      a === "x" ? [wx0, wx1] : a === "y" ? [wy0, wy1] : a === "c" ? null : 0,
     );
-    const crop = await level.source.read(sel, ctx.signal);
-    const data = crop.data as unknown as ArrayLike<number>;
-    const w = x1 - x0;
-    const h = y1 - y0;
-    // Planes of the crop by channel (the read keeps the element's axis order).
-    const plane = (c: number): Float64Array => {
-      const out = new Float64Array(w * h);
-      const cAxis = crop.shape.length === axes.length ? ci : -1;
-      const strides = crop.shape.map((_, a) => crop.shape.slice(a + 1).reduce((s, v) => s * v, 1));
-      const cx = axes.indexOf("x");
-      const cy = axes.indexOf("y");
-      for (let r = 0; r < h; r++)
-        for (let q = 0; q < w; q++) {
-          let off = r * strides[cy]! + q * strides[cx]!;
-          if (cAxis >= 0) off += c * strides[cAxis]!;
-          out[r * w + q] = Number(data[off]);
+    const win = await level.source.read(sel, ctx.signal);
+    const data = win.data as unknown as ArrayLike<number>;
+    // The window keeps the element's axis order, without the axes read at one index.
+    const kept = axes.filter((a) => a === "x" || a === "y" || a === "c");
+    const strides = win.shape.map((_, a) => win.shape.slice(a + 1).reduce((m, v) => m * v, 1));
+    const sx = strides[kept.indexOf("x")]!;
+    const sy = strides[kept.indexOf("y")]!;
+    const sc = ci >= 0 ? strides[kept.indexOf("c")]! : 0;
+    for (const i of members) {
+      const x0 = Math.max(0, cx[i]! - radius);
+      const x1 = Math.min(width, cx[i]! + radius + 1);
+      const y0 = Math.max(0, cy[i]! - radius);
+      const y1 = Math.min(height, cy[i]! + radius + 1);
+      const w = x1 - x0;
+      const h = y1 - y0;
+      const planes = Array.from({ length: nChannels }, (_, c) => {
+        const out = new Float64Array(w * h);
+        for (let r = 0; r < h; r++) {
+          const rowOff = c * sc + (y0 - wy0 + r) * sy + (x0 - wx0) * sx;
+          for (let q = 0; q < w; q++) out[r * w + q] = Number(data[rowOff + q * sx]);
         }
-      return out;
-    };
-    let col = 0;
-    const planes = Array.from({ length: nChannels }, (_, c) => plane(c));
-    if (families.has("summary"))
-      for (let c = 0; c < nChannels; c++) {
-        const s = Float64Array.from(planes[c]!).sort();
-        for (const q of quantiles) cols[col++]![i] = quantileSorted(s, q);
-      }
-    if (families.has("histogram")) {
-      let lo = Number.POSITIVE_INFINITY;
-      let hi = Number.NEGATIVE_INFINITY;
-      for (const p of planes)
-        for (const v of p) {
-          if (v < lo) lo = v;
-          if (v > hi) hi = v;
+        return out;
+      });
+      let col = 0;
+      if (families.has("summary"))
+        for (let c = 0; c < nChannels; c++) {
+          const sorted = Float64Array.from(planes[c]!).sort();
+          for (const q of quantiles) cols[col++]![i] = quantileSorted(sorted, q);
         }
-      for (let c = 0; c < nChannels; c++) {
-        const hist = histogramCounts(planes[c]!, bins, lo, hi);
-        for (let b = 0; b < bins; b++) cols[col++]![i] = hist[b]!;
+      if (families.has("histogram")) {
+        let lo = Number.POSITIVE_INFINITY;
+        let hi = Number.NEGATIVE_INFINITY;
+        for (const p of planes)
+          for (const v of p) {
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+          }
+        for (let c = 0; c < nChannels; c++) {
+          const hist = histogramCounts(planes[c]!, bins, lo, hi);
+          for (let k = 0; k < bins; k++) cols[col++]![i] = hist[k]!;
+        }
       }
+      if (families.has("texture"))
+        for (let c = 0; c < nChannels; c++) {
+          const grey = toGrey(planes[c]!, img.dtype);
+          const byPair = distances.map((d) => angles.map((a) => glcmProps(grey, h, w, d, a, props, counts)));
+          for (let p = 0; p < props.length; p++)
+            for (let d = 0; d < distances.length; d++)
+              for (let a = 0; a < angles.length; a++) cols[col++]![i] = byPair[d]![a]![p]!;
+        }
     }
-    if (families.has("texture"))
-      for (let c = 0; c < nChannels; c++) {
-        const grey = toGrey(planes[c]!, img.dtype);
-        const byPair = distances.map((d) => angles.map((a) => glcmProps(grey, h, w, d, a, props, counts)));
-        for (let p = 0; p < props.length; p++)
-          for (let d = 0; d < distances.length; d++)
-            for (let a = 0; a < angles.length; a++) cols[col++]![i] = byPair[d]![a]![p]!;
-      }
+    done += members.length;
   }
   const frame = dataFrame(
     obsNames(t),

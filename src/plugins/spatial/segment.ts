@@ -1,14 +1,16 @@
 /**
- * squidpy's `im.segment` with a threshold: pixels of one channel at or above a threshold (Otsu's, as
- * scikit-image's `threshold_otsu`, unless given) are foreground, and their 8-connected components
- * (scikit-image's `measure.label`, numbered in raster order) become a labels element. squidpy's default
- * `watershed` (which splits touching objects from distance-transform peaks) is not implemented.
+ * squidpy's `im.segment`: pixels of one channel at or above a threshold (Otsu's, as scikit-image's
+ * `threshold_otsu`, unless given) are foreground; `watershed` (squidpy's default) splits them into
+ * objects by a marker watershed of their distance to the background (`sdk/math/spatial/watershed.ts`),
+ * `threshold` takes their 8-connected components (scikit-image's `measure.label`, numbered in raster
+ * order). The objects become a labels element.
  */
 import { allocArray, dense } from "../../sdk/data/arrays.js";
 import type { Change } from "../../sdk/data/change.js";
 import type { AxisSelection, ImageElement, LabelsElement } from "../../sdk/data/elements.js";
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
+import { watershedMask } from "../../sdk/math/spatial/watershed.js";
 import { memoryRasterSource } from "../../sdk/raster/memory-source.js";
 
 /** Params of `segment`. */
@@ -20,10 +22,11 @@ export interface SegmentParams {
    */
   layer?: string | null;
   /**
-   * Segmentation method; only `threshold` is implemented (squidpy's `watershed` is not).
-   * @default "threshold"
+   * Segmentation method: `watershed` (squidpy's: distance-transform peaks in 5 × 5 windows as markers,
+   * flooded inside the foreground) or `threshold` (8-connected foreground components).
+   * @default "watershed"
    */
-  method?: "threshold";
+  method?: "watershed" | "threshold";
   /**
    * Channel of the image to segment.
    * @default 0
@@ -48,8 +51,16 @@ export interface SegmentParams {
 /** Images larger than this (pixels of the finest level) are refused: the whole plane is held. */
 const MAX_PIXELS = 8192 * 8192;
 
-/** Otsu's threshold of `values` as scikit-image computes it for a float image (256 bins over the range). */
-export function otsuThreshold(values: ArrayLike<number>): number {
+/** Widest integer range Otsu's threshold bins one value per bin (scikit-image's `bincount`); wider ones get 256 bins. */
+const MAX_INTEGER_BINS = 1 << 24;
+
+/**
+ * Otsu's threshold of `values` as scikit-image's `threshold_otsu` computes it: for an integer image
+ * (`integer` true) one bin per integer value from the minimum to the maximum (its `bincount`
+ * histogram), otherwise 256 equal bins over the range; the threshold is the centre of the bin that
+ * maximises the between-class variance.
+ */
+export function otsuThreshold(values: ArrayLike<number>, integer = false): number {
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < values.length; i++) {
@@ -58,11 +69,14 @@ export function otsuThreshold(values: ArrayLike<number>): number {
     if (v > hi) hi = v;
   }
   if (!(hi > lo)) return lo;
-  const nb = 256;
+  const byValue = integer && hi - lo + 1 <= MAX_INTEGER_BINS;
+  const nb = byValue ? hi - lo + 1 : 256;
   const hist = new Float64Array(nb);
-  const w = (hi - lo) / nb;
-  for (let i = 0; i < values.length; i++) hist[Math.min(nb - 1, Math.floor((values[i]! - lo) / w))]! += 1;
-  const centre = (b: number) => lo + (b + 0.5) * w;
+  const w = byValue ? 1 : (hi - lo) / nb;
+  if (byValue) for (let i = 0; i < values.length; i++) hist[values[i]! - lo]! += 1;
+  else
+    for (let i = 0; i < values.length; i++) hist[Math.min(nb - 1, Math.floor((values[i]! - lo) / w))]! += 1;
+  const centre = byValue ? (b: number) => lo + b : (b: number) => lo + (b + 0.5) * w;
   const w1 = new Float64Array(nb);
   const m1 = new Float64Array(nb);
   let cw = 0;
@@ -132,10 +146,19 @@ export function labelComponents(
   return { labels, count };
 }
 
+/** Labels as the uint32 array a labels element holds (shared memory, as every raster's). */
+function asUint32(r: { labels: Int32Array; count: number }): { labels: Uint32Array; count: number } {
+  const out = allocArray("uint32", r.labels.length) as Uint32Array;
+  out.set(r.labels);
+  return { labels: out, count: r.count };
+}
+
 /**
- * Segment an image by thresholding one channel (squidpy's `im.segment` with a threshold model):
- * foreground pixels (≥ `thresh`, or < it with `geq` false; Otsu's threshold by default) are grouped
- * into 8-connected objects numbered 1, 2, … in raster order. Writes a labels element `layer_added`
+ * Segment an image (squidpy's `im.segment`): foreground pixels of one channel (≥ `thresh`, or < it
+ * with `geq` false; Otsu's threshold by default, computed as scikit-image does for the image's dtype)
+ * become objects — with `watershed`, basins flooded from the 4-connected groups of distance-transform
+ * maxima (5 × 5 windows), numbered as the markers in raster order, exactly as squidpy with SciPy and
+ * scikit-image; with `threshold`, 8-connected components numbered 1, 2, … in raster order. Writes a labels element `layer_added`
  * (y, x, uint32) with the image's transformations, from the image's finest level.
  */
 export async function segment(sd: SpatialData, params: SegmentParams, ctx: OpContext): Promise<Change> {
@@ -152,8 +175,9 @@ export async function segment(sd: SpatialData, params: SegmentParams, ctx: OpCon
           ? `several images (${names.join(", ")}): name one with layer`
           : "the object has no image",
     );
-  const method = params.method ?? "threshold";
-  if (method !== "threshold") throw new Error(`${op}: method "${method}" is not implemented (threshold)`);
+  const method = params.method ?? "watershed";
+  if (method !== "threshold" && method !== "watershed")
+    throw new Error(`${op}: unknown method "${method}" (watershed, threshold)`);
   const level = img.levels[0]!;
   const axes = img.axes;
   const h = level.shape[axes.indexOf("y")]!;
@@ -170,7 +194,8 @@ export async function segment(sd: SpatialData, params: SegmentParams, ctx: OpCon
   const values = plane.data as unknown as ArrayLike<number>;
   const yAxisFirst = axes.filter((a) => a === "x" || a === "y")[0] === "y";
   const at = (r: number, c: number) => (yAxisFirst ? r * w + c : c * h + r);
-  const thresh = params.thresh ?? otsuThreshold(values);
+  const integer = !img.dtype.startsWith("float");
+  const thresh = params.thresh ?? otsuThreshold(values, integer);
   const geq = params.geq ?? true;
   const mask = new Uint8Array(h * w);
   for (let r = 0; r < h; r++)
@@ -179,7 +204,8 @@ export async function segment(sd: SpatialData, params: SegmentParams, ctx: OpCon
       mask[r * w + c] = (geq ? v >= thresh : v < thresh) ? 1 : 0;
     }
   ctx.signal.throwIfAborted();
-  const { labels, count } = labelComponents(mask, h, w);
+  const { labels, count } =
+    method === "watershed" ? asUint32(watershedMask(mask, h, w)) : labelComponents(mask, h, w);
   const name = params.layer_added ?? `${img.name}_segmented_${method}`;
   const source = memoryRasterSource(dense(labels, [h, w], "uint32"), [Math.min(h, 512), Math.min(w, 512)]);
   const element: LabelsElement = {
@@ -193,7 +219,7 @@ export async function segment(sd: SpatialData, params: SegmentParams, ctx: OpCon
     ],
   };
   ctx.log(
-    `${op}: ${count} objects at threshold ${thresh} in channel ${channel} of "${img.name}"; added labels "${name}"`,
+    `${op}: ${count} objects (${method}) at threshold ${thresh} in channel ${channel} of "${img.name}"; added labels "${name}"`,
   );
   return { labels: { [name]: element } };
 }

@@ -6,7 +6,9 @@
  * on a private buffer is copied once onto shared memory (memoised per array, so the next job shares
  * it too); lazy matrices are read; raster sources (which hold functions and store handles) become a
  * plain `DetachedRasterSource` marker, and the worker turns it back into a source with
- * `restoreInWorker` (in-memory pixels stay readable; store-backed ones say they are not available).
+ * `restoreInWorker`: in-memory pixels stay readable, and a file-backed source carries its reader's
+ * reopen descriptor (`io/reopen.ts`), so the worker opens the same file or store again on the first
+ * read and reads only the windows asked for. A source with neither says its pixels are not available.
  * The committed object is never modified: changed branches are new objects, the rest is shared.
  *
  * Worker → main (`packResult` / `unpackResult`): the result's private buffers go back in the
@@ -17,6 +19,7 @@
 import type { DenseArray, DType, StringArray, TypedArray } from "../data/arrays.js";
 import type { AxisSelection, RasterSource } from "../data/elements.js";
 import type { SpatialData } from "../data/spatialdata.js";
+import { portableReopen, type RasterReopen, reopenRaster } from "../io/reopen.js";
 import { MemoryRasterSource } from "../raster/memory-source.js";
 import {
   isPackedStrings,
@@ -42,6 +45,8 @@ export interface DetachedRasterSource {
   readonly chunks: readonly number[];
   /** Pixels, when the source held them in memory (shared: no copy); absent for store-backed sources. */
   readonly array?: DenseArray;
+  /** How to open a file- or store-backed source again on the other side. */
+  readonly reopen?: RasterReopen;
 }
 
 /** Whether a value is a `DetachedRasterSource` marker. */
@@ -49,9 +54,43 @@ export function isDetachedRaster(v: unknown): v is DetachedRasterSource {
   return typeof v === "object" && v !== null && (v as { kind?: unknown }).kind === "detached-raster";
 }
 
-/** A source over a detached marker: in-memory pixels are readable, others reject with a clear error. */
+/**
+ * A source over a detached marker: in-memory pixels are readable; a reopenable source opens its file
+ * or store on the first read (once; a failed open is retried by the next read); others reject with a
+ * clear error.
+ */
 export function attachRaster(marker: DetachedRasterSource, where: string): RasterSource {
   if (marker.array) return new MemoryRasterSource(marker.array, marker.chunks);
+  const how = marker.reopen;
+  if (how) {
+    let opened: Promise<RasterSource> | null = null;
+    const open = (): Promise<RasterSource> => {
+      opened ??= reopenRaster(how).then(
+        (src) => {
+          if (src.shape.join(",") !== marker.shape.join(",") || src.dtype !== marker.dtype)
+            throw new Error(
+              `${where}: the raster reopened as [${src.shape.join(",")}] ${src.dtype}, not [${marker.shape.join(",")}] ${marker.dtype} (the file changed?)`,
+            );
+          return src;
+        },
+        (err: unknown) => {
+          opened = null;
+          throw new Error(`${where}: cannot reopen the raster in a worker: ${(err as Error).message}`, {
+            cause: err,
+          });
+        },
+      );
+      return opened;
+    };
+    return {
+      shape: marker.shape,
+      dtype: marker.dtype,
+      chunks: marker.chunks,
+      async read(selection?: readonly AxisSelection[], signal?: AbortSignal): Promise<DenseArray> {
+        return (await open()).read(selection, signal);
+      },
+    };
+  }
   return {
     shape: marker.shape,
     dtype: marker.dtype,
@@ -233,7 +272,8 @@ function detachRaster(src: RasterSource, shareArrays: boolean): DetachedRasterSo
     const arr = src.array;
     return { ...base, array: shareArrays ? { ...arr, data: shareArray(arr.data) } : arr };
   }
-  return base;
+  const reopen = portableReopen(src);
+  return reopen ? { ...base, reopen } : base;
 }
 
 /**

@@ -61,7 +61,7 @@ describe("im.segment", () => {
       v[r * w + c] = 0.9;
     const sd = makeSpatialData({ images: { img: imageOf(v, h, w) } });
     const { ctx, logs } = testContext();
-    const change = await segment(sd, {}, ctx);
+    const change = await segment(sd, { method: "threshold" }, ctx);
     const out = applyChange(sd, change).sdata.labels.img_segmented_threshold!;
     expect(out.transformations).toBe(sd.images.img!.transformations);
     const labels = (await out.levels[0]!.source.read()).data as Uint32Array;

@@ -8,6 +8,7 @@ import type { Readable } from "@zarrita/storage";
 import * as zarr from "zarrita";
 import type { ImageElement, LabelsElement, RasterLevel } from "../../data/elements.js";
 import { defaultAxes, type Transformation } from "../../data/transforms.js";
+import { recordReopen } from "../reopen-record.js";
 import { type AxisMapping, exposedNames, exposedVector, mapAxes } from "./axes.js";
 import {
   checkLengths,
@@ -129,6 +130,20 @@ async function openRaster(
       zarrFormat: group.zarrFormat,
       sameAxes: mapping.exposed.every((a, k) => a.file === k) && mapping.exposed.length === fileAxes.length,
     });
+    const location = locationOf(store);
+    if (location !== null) {
+      // A worker thread opens the same array again (see io/reopen.ts).
+      // The confinement folder of a local store is added on the main thread (io/reopen.ts): this
+      // reader also runs in the browser, where there is no file system to ask.
+      recordReopen(source, {
+        kind: "ome-zarr",
+        location,
+        arrayPath: joinPath(path, ds.path),
+        zarrFormat: group.zarrFormat,
+        mapping,
+        where: at,
+      });
+    }
     return {
       path: ds.path,
       shape: source.shape,
@@ -151,7 +166,8 @@ function locationOf(store: Readable): string | null {
   return typeof loc === "string" ? loc : null;
 }
 
-async function openLevel(
+/** Open the level array at `path` of `store`, adding the chunk check its codecs need. */
+export async function openLevel(
   store: KeyTrackingStore,
   format: 2 | 3,
   path: string,

@@ -13,6 +13,7 @@ import { allocArray, type DenseArray, type DType, sizeOfShape } from "../../data
 import type { AxisSelection, ImageElement, RasterLevel, RasterSource } from "../../data/elements.js";
 import { defaultAxes, type Transformation } from "../../data/transforms.js";
 import { checkInside, confineRootFor } from "../confine.js";
+import { recordReopen } from "../reopen-record.js";
 import { NodeFileSource } from "./file-source.js";
 import {
   type OmeImage,
@@ -316,6 +317,8 @@ export async function readOmeTiff(path: string, opts: ReadOmeTiffOptions = {}): 
       imagesOfPlane,
       where: metaPath,
     });
+    // A worker thread opens the same file again and takes this level (see io/reopen.ts).
+    recordReopen(source, { kind: "ome-tiff", path: absPath, confine: root, series, level });
     const levelTransform: Transformation[] = [
       {
         type: "scale",

@@ -3,11 +3,14 @@
  * channels; each read decodes only the requested window (sharp `extract`) into `c,y,x` order, so the
  * image is never held whole and the served raster store rebuilds it into tiles once.
  */
+import { resolve } from "node:path";
 import sharp from "sharp";
 import type { DenseArray } from "../../data/arrays.js";
 import type { AxisSelection, ImageElement, RasterSource } from "../../data/elements.js";
 import type { Transformation } from "../../data/transforms.js";
+import { confineRootFor } from "../confine.js";
 import { DataError } from "../data-error.js";
+import { recordReopen } from "../reopen-record.js";
 
 /** Largest side accepted (pixels): a tissue image larger than this is not a Space Ranger image. */
 const MAX_SIDE = 65_535;
@@ -65,6 +68,16 @@ class SharpRasterSource implements RasterSource {
   }
 }
 
+/**
+ * The raster source of a PNG/JPEG already checked by {@link readPictureImage} (`shape` as it exposed
+ * it), recorded as reopenable so that a worker thread can open the file again.
+ */
+export function pictureSource(path: string, shape: readonly number[], confine: string): RasterSource {
+  const source = new SharpRasterSource(path, shape);
+  recordReopen(source, { kind: "picture", path, confine, shape: [...shape] });
+  return source;
+}
+
 /** Open a PNG/JPEG as an RGB image element (an alpha channel is dropped; grey stays one channel). */
 export async function readPictureImage(
   path: string,
@@ -85,7 +98,8 @@ export async function readPictureImage(
     throw new DataError(`${path}: ${meta.depth} pixels are not supported (8-bit images only)`);
   const nc = (meta.channels ?? 3) >= 3 ? 3 : 1;
   const axes = ["c", "y", "x"];
-  const source = new SharpRasterSource(path, [nc, h, w]);
+  const abs = resolve(path);
+  const source = pictureSource(abs, [nc, h, w], confineRootFor(abs));
   return {
     kind: "image",
     name,

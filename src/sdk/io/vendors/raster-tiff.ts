@@ -3,12 +3,15 @@
  * MERSCOPE writes a mosaic per stain and z), read by window through geotiff (LZW, deflate, tiled or
  * striped), never held whole.
  */
+import { resolve } from "node:path";
 import { fromFile, type GeoTIFFImage } from "geotiff";
 import type { DenseArray, DType } from "../../data/arrays.js";
 import { allocArray } from "../../data/arrays.js";
 import type { AxisSelection, ImageElement, RasterSource } from "../../data/elements.js";
 import type { Transformation } from "../../data/transforms.js";
+import { confineRootFor } from "../confine.js";
 import { DataError } from "../data-error.js";
+import { recordReopen } from "../reopen-record.js";
 
 function dtypeOf(img: GeoTIFFImage, file: string): DType {
   const bits = img.getBitsPerSample();
@@ -51,7 +54,8 @@ async function openPlane(file: string): Promise<Plane> {
   }
 }
 
-class TiffPlanesSource implements RasterSource {
+/** Channels of one image, one single-plane TIFF file each, read by window. */
+export class TiffPlanesSource implements RasterSource {
   readonly chunks: readonly number[];
   constructor(
     readonly planes: readonly Plane[],
@@ -98,14 +102,16 @@ class TiffPlanesSource implements RasterSource {
   }
 }
 
-/** Open single-plane TIFF files of one size and type as the channels of one `c,y,x` image. */
-export async function readTiffPlanes(
+/**
+ * The raster source (`c,y,x`) over single-plane TIFF files of one size and type, recorded as
+ * reopenable (a worker thread opens the same files again); `confine` is the folder they lie in.
+ */
+export async function openTiffPlanesSource(
   files: readonly string[],
-  channels: readonly string[],
-  name: string,
-  transformations: (axes: readonly string[]) => Record<string, Transformation>,
-): Promise<ImageElement> {
-  const planes = await Promise.all(files.map(openPlane));
+  confine: string,
+): Promise<TiffPlanesSource> {
+  const abs = files.map((f) => resolve(f));
+  const planes = await Promise.all(abs.map(openPlane));
   const first = planes[0]!;
   const w = first.image.getWidth();
   const h = first.image.getHeight();
@@ -120,8 +126,22 @@ export async function readTiffPlanes(
         `${p.file}: ${p.image.getSamplesPerPixel()} samples per pixel, a mosaic plane has 1`,
       );
   }
-  const axes = ["c", "y", "x"];
   const source = new TiffPlanesSource(planes, [planes.length, h, w], dtype);
+  recordReopen(source, { kind: "tiff-planes", files: abs, confine });
+  return source;
+}
+
+/** Open single-plane TIFF files of one size and type as the channels of one `c,y,x` image. */
+export async function readTiffPlanes(
+  files: readonly string[],
+  channels: readonly string[],
+  name: string,
+  transformations: (axes: readonly string[]) => Record<string, Transformation>,
+): Promise<ImageElement> {
+  if (files.length === 0) throw new DataError(`${name}: no TIFF plane files`);
+  const source = await openTiffPlanesSource(files, confineRootFor(resolve(files[0]!)));
+  const { dtype } = source;
+  const axes = ["c", "y", "x"];
   return {
     kind: "image",
     name,
