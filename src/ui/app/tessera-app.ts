@@ -1423,13 +1423,15 @@ export class TesseraApp extends LitElement {
         this.lockOpen
           ? html`<div class="dropdown lockpop">
               <div class="row" style="display:flex;gap:6px;margin-bottom:8px">
-                ${mine ? html`<button @click=${() => this.releaseLock()}>Unlock</button>` : html`<button @click=${() => this.takeLock()}>Take lock</button>`}
+                ${mine ? html`<button data-testid="lock-release" @click=${() => this.releaseLock()}>Unlock</button>` : html`<button data-testid="lock-take" title=${l ? `${l.name} holds the lock; it is not taken from them (409)` : "Take the edit lock"} @click=${() => this.takeLock()}>Take lock</button>`}
               </div>
-              <div class="muted">Viewers</div>
-              ${this.viewers.map((v) => html`<div>${v}</div>`)}
-              <div class="muted" style="margin-top:8px">Your name</div>
+              <div class="muted" data-testid="lock-state">${l ? (mine ? "You hold the edit lock." : `${l.name} holds the edit lock: you can look, not change.`) : "Nobody holds the edit lock."}</div>
+              <div class="muted" style="margin-top:8px">Viewers</div>
+              <div data-testid="lock-viewers">${this.viewers.map((v) => html`<div>${v}</div>`)}</div>
+              <div class="muted" style="margin-top:8px">Your name (Enter to rename, Esc to cancel)</div>
               <input
                 type="text"
+                data-testid="lock-name"
                 .value=${this.name}
                 @keydown=${(e: KeyboardEvent) => {
                   const t = e.target as HTMLInputElement;
@@ -1484,6 +1486,7 @@ export class TesseraApp extends LitElement {
             : nothing
       }
       ${this.renderLockBadge()}
+      ${this.mode === "live" && this.state && !this.canEdit ? html`<span class="pill" data-testid="read-only" title="Controls that change the session are disabled">read-only — ${this.state.summary.read_only ? "read-only session" : `locked by ${this.lock?.name ?? "another viewer"}`}</span>` : nothing}
       ${this.cells ? html`<span class="pill" data-testid="cells">${this.cells.toLocaleString()} cells</span>` : nothing}
       ${running ? html`<span class="pill run" data-testid="running">${running} running</span>` : nothing}
       <span class="spacer"></span>
