@@ -11,6 +11,8 @@ import { type Checkpoint, checkpointFromStore, hasSidecar } from "../io/checkpoi
 import { openData } from "../io/open.js";
 import { openStore } from "../io/store/open-store.js";
 import type { ReadableStore } from "../io/store/types.js";
+import { type ReadPool, readOffThread } from "../io/vendors/off-thread.js";
+import { recognizeVendor } from "../io/vendors/recognize.js";
 import { openZarr, type ZarrTree } from "../io/zarr/open.js";
 import { stepKey } from "../recipes/model.js";
 import { settleLoadedState } from "./app-state-machine.js";
@@ -29,15 +31,27 @@ export interface LoadedData {
   readonly recordedName: string | null;
 }
 
+/** Where an instrument folder's parse runs, and who hears its reader's progress and log. */
+export interface LoadWorkers {
+  /** The job pool (the parse runs there; without it, on this thread). */
+  readonly pool: ReadPool;
+  /** The load job's log (reader lines stream as `job.log`). */
+  readonly log?: (line: string) => void;
+  /** The load job's progress, 0–1 (streams as `job.progress`). */
+  readonly progress?: (fraction: number, message?: string) => void;
+}
+
 /**
  * Open `path` (a path already contained in the data dir, or the service's own autosave): a Tessera
- * checkpoint restores its app state and active table; any other input is read with `openData`.
+ * checkpoint restores its app state and active table; an instrument folder is parsed on `workers.pool`
+ * (never on this thread when a pool is given); any other input is read with `openData`.
  * `progress` hears the steps (message, percent).
  */
 export async function openLoadPath(
   path: string,
   progress: (message: string, pct: number) => void,
   signal: AbortSignal,
+  workers?: LoadWorkers,
 ): Promise<LoadedData> {
   // Open the store and its metadata once: they tell a checkpoint apart and then serve its reading.
   let opened: { store: ReadableStore; tree: ZarrTree } | null = null;
@@ -63,6 +77,30 @@ export async function openLoadPath(
       activeTable: defaultActiveTable(cp.sdata, cp.sidecar.active_table),
       checkpoint: cp,
       recordedName: cp.appState.name ?? cp.sidecar.name ?? null,
+    };
+  }
+  const vendor = workers ? recognizeVendor(path) : null;
+  if (vendor && workers) {
+    progress(`reading with ${vendor.key}`, 5);
+    workers.log?.(`recognised ${path} as ${vendor.key} input; parsing it on a job worker`);
+    const { sdata } = await readOffThread(
+      workers.pool,
+      { path },
+      {
+        signal,
+        log: workers.log,
+        progress: (f, m) => {
+          workers.progress?.(f, m);
+          progress(m ?? "reading", 5 + Math.round(f * 90));
+        },
+      },
+    );
+    return {
+      data: sdata,
+      appState: null,
+      activeTable: defaultActiveTable(sdata),
+      checkpoint: null,
+      recordedName: null,
     };
   }
   progress("reading the dataset", 20);

@@ -26,6 +26,8 @@ import { mirroredGene } from "../io/checkpoint/mirror-gene.js";
 import { type Checkpoint, readFigure } from "../io/checkpoint/read.js";
 import { validateAppState } from "../io/checkpoint/validate.js";
 import { datasetName, type FigureFile } from "../io/checkpoint/write.js";
+import { estimateFolderNeed } from "../io/vendors/need.js";
+import { parsesEagerly, readOffThread } from "../io/vendors/off-thread.js";
 import type { OpContext } from "../jobs/operation.js";
 import { SerialQueue } from "../jobs/queue.js";
 import { Rng } from "../math/rng.js";
@@ -238,6 +240,9 @@ export class Session {
     } else {
       throw new BadRequestError(`source.kind must be "read" or "load"`);
     }
+    // A raw-input load is admitted by its estimated need, like any job (a 503 before a session exists).
+    const need = init.restore ? null : estimateFolderNeed(loadPath ?? String(reader?.opParams.path ?? ""));
+    if (need) deps.admitNeed?.(reader ? reader.entry.key : "session load", need.bytes, need.why);
     const s = new Session(deps, init, id);
     s.restoring = init.restore ?? null;
     s.emit("session.created", { summary: s.summary() });
@@ -1021,7 +1026,11 @@ export class Session {
     progress: (f: number, m?: string) => void,
   ): Promise<SpatialData> {
     let out: unknown;
-    if (this.deps.functions.isBuiltin(entry.key)) {
+    if (parsesEagerly(entry.key)) {
+      // An instrument reader parses for seconds: on a job worker, its images reopened here.
+      const op = { module: entry.module, export: entry.export, name: entry.key };
+      out = (await readOffThread(this.deps.pool, { op, params }, { signal, log, progress })).sdata;
+    } else if (this.deps.functions.isBuiltin(entry.key)) {
       const op = await this.deps.functions.load(entry.key);
       const ctx: OpContext = {
         table: this.active ?? "",
@@ -1097,7 +1106,7 @@ export class Session {
             log: rec.log.join("\n"),
           });
         } else {
-          await this.loadPath(path!, progress, signal);
+          await this.loadPath(path!, progress, signal, rec);
         }
         const restore = this.restoring;
         this.restoring = null;
@@ -1162,8 +1171,13 @@ export class Session {
     path: string,
     progress: (m: string, pct: number) => void,
     signal: AbortSignal,
+    rec: JobRecord,
   ): Promise<void> {
-    const loaded = await openLoadPath(path, progress, signal);
+    const loaded = await openLoadPath(path, progress, signal, {
+      pool: this.deps.pool,
+      log: this.logTo(rec),
+      progress: this.progressTo(rec),
+    });
     this.committed = loaded.data;
     if (loaded.appState) this.app = loaded.appState;
     this.active = loaded.activeTable;

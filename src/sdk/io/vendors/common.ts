@@ -5,6 +5,7 @@ import type { ShapesElement } from "../../data/elements.js";
 import type { SpatialData } from "../../data/spatialdata.js";
 import { makeTable, type Table } from "../../data/table.js";
 import type { Transformation } from "../../data/transforms.js";
+import type { ImageRecipes } from "./image-recipe.js";
 
 /** Progress (fraction 0–1, message) and log lines a reader reports; both optional. */
 export interface ReaderReport {
@@ -19,6 +20,8 @@ export interface VendorResult {
   readonly warnings: string[];
   /** Reader that read it (`io.visium` …). */
   readonly reader: string;
+  /** How each image was opened, so a copy read in a worker can reopen them on the main thread. */
+  readonly images?: ImageRecipes;
 }
 
 /** A one-category categorical column of `n` rows (the `region` column of a single-region table). */

@@ -18,7 +18,7 @@ registerVendorReader({
   key: "io.visium_hd",
   looksFor: "binned_outputs/square_NNNum/ folders (Visium HD)",
   matches: (dir) => binFolders(dir).length > 0,
-  read: (dir, report) => readVisiumHd(dir, {}, report),
+  read: (dir, report, opts = {}) => readVisiumHd(dir, opts, report),
 });
 
 registerVendorReader({
@@ -26,7 +26,7 @@ registerVendorReader({
   looksFor: "experiment.xenium, or cell_feature_matrix(.h5) with cells(.parquet|.csv.gz)",
   matches: (dir) =>
     has(dir, "experiment.xenium") || (partFile(dir, "matrix") !== null && partFile(dir, "cells") !== null),
-  read: (dir, report) => readXenium(dir, {}, report),
+  read: (dir, report, opts = {}) => readXenium(dir, opts, report),
 });
 
 registerVendorReader({
@@ -42,7 +42,7 @@ registerVendorReader({
       "raw_feature_bc_matrix.h5",
       "raw_feature_bc_matrix",
     ].some((f) => has(dir, f)),
-  read: (dir, report) => readVisium(dir, {}, report),
+  read: (dir, report, opts = {}) => readVisium(dir, opts, report),
 });
 
 registerVendorReader({
@@ -57,7 +57,7 @@ registerVendorReader({
   looksFor:
     "cell_by_gene.csv with cell_metadata.csv (and optionally detected_transcripts.csv, cell_boundaries, images/manifest.json)",
   matches: (dir) => has(dir, "cell_by_gene.csv") && has(dir, "cell_metadata.csv"),
-  read: (dir, report) => readMerscope(dir, {}, report),
+  read: (dir, report, opts = {}) => readMerscope(dir, opts, report),
 });
 
 registerVendorReader({
@@ -66,5 +66,5 @@ registerVendorReader({
   matches: (dir) =>
     findOne(dir, COSMX_FILES.counts, "exprMat") !== null &&
     findOne(dir, COSMX_FILES.meta, "metadata") !== null,
-  read: (dir, report) => readCosmx(dir, {}, report),
+  read: (dir, report, opts = {}) => readCosmx(dir, opts, report),
 });

@@ -17,8 +17,8 @@ export interface VendorReader {
   readonly looksFor: string;
   /** Whether `dir` (an existing folder) holds this reader's input. */
   matches(dir: string): boolean;
-  /** Read `dir` with the reader's defaults. */
-  read(dir: string, report?: ReaderReport): Promise<VendorResult>;
+  /** Read `dir` with the reader's defaults, or with `opts` (the reader's params other than `path`). */
+  read(dir: string, report?: ReaderReport, opts?: Record<string, unknown>): Promise<VendorResult>;
 }
 
 const readers: VendorReader[] = [];
@@ -56,6 +56,11 @@ export function isFolder(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The registered reader of operation `key` (`io.xenium`), or null. */
+export function vendorReader(key: string): VendorReader | null {
+  return readers.find((r) => r.key === key) ?? null;
 }
 
 /** The reader whose test `dir` passes, or null. */

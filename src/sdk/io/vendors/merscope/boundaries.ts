@@ -18,7 +18,6 @@ import { DataError } from "../../data-error.js";
 import { openH5Tree } from "../../h5/node.js";
 import { readGeoParquet } from "../../shapes/read.js";
 import { FsStore } from "../../store/fs-store.js";
-import { rangeIds } from "../common.js";
 import { type FileColumns, textColumn } from "../frame-file.js";
 
 /** Boundaries read, where from and what was noticed. */
@@ -149,7 +148,9 @@ export async function readMerscopeBoundaries(
     ringOffsets[i + 1] = total;
   });
   const coords = new Float64Array(total * 2);
-  ids.forEach((c, i) => coords.set(rings.get(c)!, ringOffsets[i]! * 2));
+  ids.forEach((c, i) => {
+    coords.set(rings.get(c)!, ringOffsets[i]! * 2);
+  });
   const geometry: Geometry = {
     type: "polygon",
     coords,

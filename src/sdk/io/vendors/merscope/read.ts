@@ -16,8 +16,8 @@ import { DataError } from "../../data-error.js";
 import { asCategorical } from "../categorize.js";
 import { type ReaderReport, rangeIds, regionTable, type VendorResult, xyMatrix } from "../common.js";
 import { numericColumn, readFrameFile, textColumn } from "../frame-file.js";
+import { type ImageRecipes, openImage } from "../image-recipe.js";
 import { affineXY, identityXY } from "../placement.js";
-import { readTiffPlanes } from "../raster-tiff.js";
 import { csrFromTextColumns, readDelimited, typedColumn } from "../text.js";
 import { readMerscopeBoundaries } from "./boundaries.js";
 import { invertAffine2, micronToPixel, readManifest } from "./transform.js";
@@ -169,6 +169,7 @@ export async function readMerscope(
   }
 
   const images: Record<string, ImageElement> = {};
+  const recipes: ImageRecipes = {};
   const imagesDir = join(dir, "images");
   const manifestFile = join(imagesDir, "manifest.json");
   if (opts.mosaic_images !== false && existsSync(manifestFile)) {
@@ -188,11 +189,15 @@ export async function readMerscope(
       );
       if (!files.length) continue;
       const name = `${id}_z${z}`;
-      images[name] = await readTiffPlanes(
-        files.map((f) => join(imagesDir, f.file_name)),
-        files.map((f) => f.stain),
+      images[name] = await openImage(
+        {
+          opener: "tiff-planes",
+          files: files.map((f) => join(imagesDir, f.file_name)),
+          channels: files.map((f) => f.stain),
+        },
         name,
         () => ({ [GLOBAL]: affineXY(name, GLOBAL, toMicrons) }),
+        recipes,
       );
     }
   }
@@ -200,6 +205,7 @@ export async function readMerscope(
   return {
     reader: "io.merscope",
     warnings,
+    images: recipes,
     sdata: makeSpatialData({
       tables: { table },
       shapes,

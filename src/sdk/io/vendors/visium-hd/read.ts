@@ -14,8 +14,8 @@ import { makeSpatialData } from "../../../data/spatialdata.js";
 import { makeTable, type Table } from "../../../data/table.js";
 import { DataError } from "../../data-error.js";
 import { constantCategorical, type ReaderReport, type VendorResult } from "../common.js";
+import { type ImageRecipes, openImage } from "../image-recipe.js";
 import { identityOn, identityXY, scaleOn } from "../placement.js";
-import { readPictureImage } from "../raster-png.js";
 import { defaultDatasetId, readVisium } from "../visium/read.js";
 import { readScaleFactors } from "../visium/scalefactors.js";
 
@@ -102,6 +102,7 @@ export async function readVisiumHd(
     report.log?.(`${b.name}: ${t.obs.index.values.length} bins, side ${side.toFixed(3)} px`);
   }
   const images: Record<string, ImageElement> = {};
+  const recipes: ImageRecipes = {};
   if (opts.load_images !== false && sf) {
     for (const [res, scale] of [
       ["hires", sf.tissue_hires_scalef],
@@ -114,7 +115,12 @@ export async function readVisiumHd(
       if (!file) continue;
       const cs = `${id}_downscaled_${res}`;
       const name = `${id}_${res}_image`;
-      images[name] = await readPictureImage(file, name, (axes) => ({ [cs]: identityOn(axes, name, cs) }));
+      images[name] = await openImage(
+        { opener: "picture", file },
+        name,
+        (axes) => ({ [cs]: identityOn(axes, name, cs) }),
+        recipes,
+      );
       // The bins reach the image's system through a scale from full resolution.
       for (const s of Object.values(shapes))
         (s.transformations as Record<string, unknown>)[cs] = scaleOn(["x", "y"], s.name, cs, scale, scale);
@@ -124,6 +130,7 @@ export async function readVisiumHd(
   return {
     reader: "io.visium_hd",
     warnings,
+    images: recipes,
     sdata: makeSpatialData({ tables, shapes, images, source: { path: dir, format: "visium_hd" } }),
   };
 }

@@ -13,8 +13,8 @@ import { makeSpatialData } from "../../../data/spatialdata.js";
 import { obsNames, type Table } from "../../../data/table.js";
 import { DataError } from "../../data-error.js";
 import { circles, type ReaderReport, rangeIds, regionTable, type VendorResult, xyMatrix } from "../common.js";
+import { type ImageRecipes, openImage } from "../image-recipe.js";
 import { identityOn, identityXY, scaleOn } from "../placement.js";
-import { readPictureImage } from "../raster-png.js";
 import { readTenxH5 } from "../tenx/h5-matrix.js";
 import { isMexFolder, readMex } from "../tenx/mex.js";
 import { findPositionsFile, readPositions } from "./positions.js";
@@ -135,6 +135,7 @@ export async function readVisium(
   };
 
   const images: Record<string, ImageElement> = {};
+  const recipes: ImageRecipes = {};
   if (opts.load_images !== false) {
     report.progress?.(0.7, "opening the tissue images");
     for (const [res, cs] of [
@@ -147,13 +148,19 @@ export async function readVisium(
         continue;
       }
       const name = `${id}_${res}_image`;
-      images[name] = await readPictureImage(file, name, (axes) => ({ [cs]: identityOn(axes, name, cs) }));
+      images[name] = await openImage(
+        { opener: "picture", file },
+        name,
+        (axes) => ({ [cs]: identityOn(axes, name, cs) }),
+        recipes,
+      );
     }
   }
   report.progress?.(1, "read");
   return {
     reader: "io.visium",
     warnings,
+    images: recipes,
     sdata: makeSpatialData({
       tables: { table },
       shapes,

@@ -11,11 +11,11 @@ import type { ImageElement, PointsElement, ShapesElement } from "../../../data/e
 import { makeSpatialData } from "../../../data/spatialdata.js";
 import { makeTable, obsNames, type Table } from "../../../data/table.js";
 import { DataError } from "../../data-error.js";
-import { readOmeTiff } from "../../tiff/read.js";
 import { polygonsFromVertices } from "../boundaries.js";
 import { asCategorical } from "../categorize.js";
 import { circles, type ReaderReport, rangeIds, regionTable, type VendorResult, xyMatrix } from "../common.js";
 import { type FileColumns, numericColumn, readFrameFile, textColumn } from "../frame-file.js";
+import { type ImageRecipes, openImage } from "../image-recipe.js";
 import { identityXY, scaleOn } from "../placement.js";
 import { readTenxH5 } from "../tenx/h5-matrix.js";
 import { readMex } from "../tenx/mex.js";
@@ -167,6 +167,7 @@ export async function readXenium(
   const px = await pixelSize(dir);
   report.log?.(`pixel size ${px.size} µm (${px.from})`);
   const images: Record<string, ImageElement> = {};
+  const recipes: ImageRecipes = {};
   for (const [part, name, on] of [
     ["morphologyFocus", "morphology_focus", opts.morphology_focus],
     ["morphologyMip", "morphology_mip", opts.morphology_mip],
@@ -174,21 +175,18 @@ export async function readXenium(
     if (on === false) continue;
     const file = partFile(dir, part);
     if (!file) continue;
-    let img: ImageElement;
-    try {
-      img = await readOmeTiff(file, { name });
-    } catch (err) {
-      throw new DataError(`${file}: ${(err as Error).message}`, { cause: err });
-    }
-    images[name] = {
-      ...img,
-      transformations: { [GLOBAL]: scaleOn(img.axes, name, GLOBAL, px.size, px.size) },
-    };
+    images[name] = await openImage(
+      { opener: "ome-tiff", file },
+      name,
+      (axes) => ({ [GLOBAL]: scaleOn(axes, name, GLOBAL, px.size, px.size) }),
+      recipes,
+    );
   }
   report.progress?.(1, "read");
   return {
     reader: "io.xenium",
     warnings,
+    images: recipes,
     sdata: makeSpatialData({
       tables: { table },
       shapes,
