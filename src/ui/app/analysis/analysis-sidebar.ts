@@ -292,16 +292,20 @@ export class TesseraAnalysisSidebar extends LitElement {
         });
         // The form's "Save & run" is its Run button; "Save" (its Stage button) keeps the step pending.
         if (!d.stage) await app.api.fetch(sessionPath(sid, `/pending/${step}/run`), { method: "POST" });
-        app.toast("info", `${d.entry.key}: ${d.stage ? "pending step saved" : "queued"}`);
       } else {
-        const r = await app.api.json<{ status: string }>(
+        const r = await app.api.json<{ status: string; result?: unknown; error?: string | null }>(
           sessionPath(sid, d.stage ? "/jobs/stage" : "/jobs"),
           {
             method: "POST",
             json: { namespace: d.entry.namespace, function: d.entry.function, params: d.params },
           },
         );
-        app.toast("info", `${d.entry.key}: ${d.stage ? "staged" : r.status}`);
+        // A queued or staged step shows in the list; an extract answers at once with its value.
+        if (!d.stage && r.status !== "queued")
+          app.toast(
+            r.error ? "error" : "info",
+            `${d.entry.key}: ${r.error ?? JSON.stringify(r.result ?? r.status).slice(0, 400)}`,
+          );
       }
       this.fnDialog = null;
       this.dispatchEvent(new CustomEvent("state-stale", { bubbles: true, composed: true }));
@@ -645,7 +649,7 @@ const SIDEBAR_CSS = `
 tessera-analysis-sidebar { display: flex; min-height: 0; flex: 0 0 auto; }
 tessera-analysis-sidebar > aside { display: flex; flex-direction: column; gap: 6px; }
 .stabs { display: flex; flex-wrap: wrap; gap: 2px; margin-bottom: 4px; }
-.stabs button { border: none; padding: 3px 7px; font-size: 12px; }
+.stabs button { border: none; padding: 3px 5px; font-size: 11.5px; }
 .stabs button[aria-pressed="true"] { background: var(--accent); color: #fff; }
 .hlist { display: flex; flex-direction: column; gap: 1px; }
 .hrow { display: flex; align-items: center; gap: 6px; padding: 4px 6px; border-radius: 4px; cursor: pointer; }

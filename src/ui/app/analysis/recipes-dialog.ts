@@ -7,60 +7,11 @@
  * queues every step, **Stage** adds them as pending steps (`POST …/recipe/run`). Fires `close`.
  */
 import { html, LitElement, nothing, type TemplateResult } from "lit";
-import type { FunctionEntry, ParamSchema } from "../form-model.js";
 import type { FormSubmit } from "../function-form.js";
 import "../function-form.js";
 import { type AppHost, editBlockedReason, type PanelSessionState, sessionPath } from "./host.js";
 import { modal } from "./modal.js";
-
-/** A recipe as the catalog lists it. */
-export interface CatalogRecipe {
-  name: string;
-  description?: string;
-  provenance?: unknown;
-  readme?: string;
-  params?: {
-    name: string;
-    schema?: ParamSchema;
-    widget?: string;
-    bound_to?: string | null;
-    required?: boolean;
-    tooltip?: string;
-  }[];
-  steps: { namespace: string; function: string; params?: Record<string, unknown> }[];
-}
-
-/** The server's preflight answer. */
-interface Preflight {
-  produced: string[];
-  unresolved: string[];
-  unknown_functions: string[];
-}
-
-/** A recipe's params as a function entry, so the generated form renders them like a function's. */
-export function recipeFormEntry(r: CatalogRecipe): FunctionEntry {
-  const properties: Record<string, ParamSchema> = {};
-  const ui: FunctionEntry["ui_schema"] = {};
-  const required: string[] = [];
-  for (const p of r.params ?? []) {
-    properties[p.name] = { ...(p.schema ?? {}), ...(p.tooltip ? { description: p.tooltip } : {}) };
-    ui[p.name] = {
-      ...(p.widget ? { widget: p.widget } : {}),
-      bound_to: p.bound_to ?? null,
-      ...(p.tooltip ? { tooltip: p.tooltip } : {}),
-    };
-    if (p.required) required.push(p.name);
-  }
-  return {
-    key: `recipe.${r.name}`,
-    namespace: "recipe",
-    function: r.name,
-    effect_class: "recipe",
-    summary: r.description ?? "",
-    json_schema: { properties, required },
-    ui_schema: ui,
-  };
-}
+import { type CatalogRecipe, type Preflight, recipeFormEntry } from "./recipe-model.js";
 
 /** Provenance as `key: value` lines (an object), or its text. */
 function provenanceLines(p: unknown): string[] {
