@@ -114,7 +114,12 @@ function takeThread(): Worker {
 /** Put a thread that finished its kernel back (it exits after `IDLE_EXIT_MS` unused). */
 function returnThread(w: Worker): void {
   w.unref();
-  const timer = setTimeout(() => void w.terminate(), IDLE_EXIT_MS);
+  const timer = setTimeout(() => {
+    // Out of the list first: a thread being terminated must not be handed a kernel.
+    const at = idleThreads.findIndex((t) => t.worker === w);
+    if (at >= 0) idleThreads.splice(at, 1);
+    void w.terminate();
+  }, IDLE_EXIT_MS);
   timer.unref();
   idleThreads.push({ worker: w, timer });
 }

@@ -43,6 +43,16 @@ describe("kernel threads", () => {
     expect(out[1]).toBe(first + 1);
   });
 
+  it("runs again around and after the time an idle thread exits", async () => {
+    const out = new Int32Array(new SharedArrayBuffer(8));
+    for (const wait of [1400, 1500, 1600, 2500]) {
+      await runKernelThreads(countCalls, 2, (p) => [p, out]);
+      await new Promise((r) => setTimeout(r, wait));
+      await runKernelThreads(countCalls, 2, (p) => [p, out]);
+      expect(out[1]).toBeGreaterThan(0);
+    }
+  }, 60_000);
+
   it("runs parts at once on shared memory (they can wait on each other)", async () => {
     const words = new Int32Array(new SharedArrayBuffer(16));
     const out = new Int32Array(new SharedArrayBuffer(8));
