@@ -1,7 +1,7 @@
 /**
  * Generate every built-in plugin's `manifest.json` from its TypeScript sources (`npm run manifests`,
- * or `npm run manifests -- <plugin folder> …` for some). The manifests are committed; a test fails
- * when one drifts from its sources.
+ * or `npm run manifests -- <plugin folder> …` for some, e.g. the test-only `test/plugins/testkit`).
+ * The manifests are committed; a test fails when one drifts from its sources.
  */
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -5,7 +5,7 @@
  * or npm packages, found from the working directory the way Node finds a package.
  */
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { delimiter, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const HERE = fileURLToPath(import.meta.url);
@@ -35,18 +35,17 @@ export interface PluginLocation {
   moduleDir: string;
 }
 
-/** Names of the built-in plugins (folders of `src/plugins` with a manifest). */
+/**
+ * Names of the built-in plugins: folders with a manifest of `src/plugins` when running from source,
+ * of `dist/plugins` when running from the build (a build left from older sources does not count).
+ */
 export function builtinPlugins(): string[] {
-  const dir = join(packageRoot(), "src", "plugins");
-  const distDir = join(packageRoot(), "dist", "plugins");
-  const names = new Set<string>();
-  for (const d of [dir, distDir]) {
-    if (!existsSync(d)) continue;
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.isDirectory() && existsSync(join(d, e.name, "manifest.json"))) names.add(e.name);
-    }
-  }
-  return [...names].sort();
+  const d = join(packageRoot(), FROM_SOURCE ? "src" : "dist", "plugins");
+  if (!existsSync(d)) return [];
+  const names = readdirSync(d, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(d, e.name, "manifest.json")))
+    .map((e) => e.name);
+  return names.sort();
 }
 
 /** An npm package name (`name`, `@scope/name`). */
@@ -97,11 +96,25 @@ function folderLocation(spec: string, dir: string): PluginLocation {
 }
 
 /**
- * Locate a configured plugin, in this order: a built-in name (`tessera`, `testkit`); a folder path
- * (absolute, a `file:` URL, or relative to `cwd`, with or without a leading `./`); an npm package
- * name installed where `cwd`'s project resolves it (`node_modules` of `cwd` or a folder above). A
- * folder or package holds `manifest.json`, or names the folder that does in package.json's
- * `tessera.plugin`. Throws naming what was looked for.
+ * Folders whose subfolders are plugins found by name: `TESSERA_PLUGIN_PATH`, separated like `PATH`
+ * (`:`; `;` on Windows). This repository's tests set it to `test/plugins` so that the test-only
+ * `testkit` plugin, which is not shipped, is enabled by name like a built-in one.
+ */
+export function pluginPath(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env.TESSERA_PLUGIN_PATH ?? "")
+    .split(delimiter)
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => resolve(s));
+}
+
+/**
+ * Locate a configured plugin, in this order: a built-in name (`tessera`, `scanpy`, …); a folder path
+ * (absolute, a `file:` URL, or relative to `cwd`, with or without a leading `./`); a name found as
+ * `<folder>/<name>/manifest.json` in a folder of {@link pluginPath}; an npm package name installed
+ * where `cwd`'s project resolves it (`node_modules` of `cwd` or a folder above). A folder or package
+ * holds `manifest.json`, or names the folder that does in package.json's `tessera.plugin`. Throws
+ * naming what was looked for.
  */
 export function locatePlugin(spec: string, cwd: string = process.cwd()): PluginLocation {
   if (spec.startsWith("file:") || isAbsolute(spec) || spec.startsWith("./") || spec.startsWith("../")) {
@@ -121,12 +134,17 @@ export function locatePlugin(spec: string, cwd: string = process.cwd()): PluginL
   }
   const local = resolve(cwd, spec);
   if (existsSync(local) && statSync(local).isDirectory()) return folderLocation(spec, local);
+  if (/^[a-z0-9][a-z0-9_-]*$/i.test(spec)) {
+    for (const dir of pluginPath()) {
+      if (existsSync(join(dir, spec, "manifest.json"))) return folderLocation(spec, join(dir, spec));
+    }
+  }
   if (NPM_NAME.test(spec)) {
     const pkg = findPackageRoot(spec, cwd);
     if (pkg) return folderLocation(spec, pkg);
   }
   throw new Error(
-    `plugin "${spec}": not a built-in plugin (${builtinPlugins().join(", ")}), a folder, nor an npm package installed in ${cwd} or a folder above it`,
+    `plugin "${spec}": not a built-in plugin (${builtinPlugins().join(", ")}), a folder${pluginPath().length ? `, a plugin in TESSERA_PLUGIN_PATH (${pluginPath().join(", ")})` : ""}, nor an npm package installed in ${cwd} or a folder above it`,
   );
 }
 

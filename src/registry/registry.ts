@@ -49,8 +49,8 @@ export type PublicEntry = Omit<FunctionEntry, "module" | "export" | "library" | 
 /** Options of `Registry.load`. */
 export interface RegistryOptions {
   /**
-   * Plugins to load, read by {@link pluginList}: built-in names (`tessera`, `testkit`), plugin folder
-   * paths or npm package names. Default: the comma-separated `TESSERA_PLUGINS`, else {@link DEFAULT_PLUGINS}.
+   * Plugins to load, read by {@link pluginList}: built-in names (`tessera`, `scanpy`, …), names found in
+   * `TESSERA_PLUGIN_PATH`, plugin folder paths or npm package names. Default: the comma-separated `TESSERA_PLUGINS`, else {@link DEFAULT_PLUGINS}.
    */
   plugins?: string[];
   /** Folder npm package names and relative folder paths resolve from (default the working directory). */

@@ -6,13 +6,13 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { beforeAll, describe, expect, it } from "vitest";
-import { crash, echo_params, fail, noop, sleep, with_callback } from "../../src/plugins/testkit/ops.js";
-import { test_scatter } from "../../src/plugins/testkit/plots.js";
-import { open_with_meta } from "../../src/plugins/testkit/readers.js";
 import type { SpatialData } from "../../src/sdk/data/spatialdata.js";
 import { generateDemo } from "../../src/sdk/demo/generate.js";
 import { fixture } from "../fixtures.js";
 import { testContext } from "./context.js";
+import { crash, echo_params, fail, noop, sleep, with_callback } from "./testkit/ops.js";
+import { test_scatter } from "./testkit/plots.js";
+import { open_with_meta } from "./testkit/readers.js";
 
 let sd: SpatialData;
 beforeAll(() => {
@@ -52,7 +52,7 @@ describe("testkit computes", () => {
   });
 
   it("crash ends the worker thread that runs it", async () => {
-    const ops = fileURLToPath(new URL("../../src/plugins/testkit/ops.ts", import.meta.url));
+    const ops = fileURLToPath(new URL("./testkit/ops.ts", import.meta.url));
     const tsx = pathToFileURL(
       createRequire(import.meta.url)
         .resolve("tsx/esm/api")

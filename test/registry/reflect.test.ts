@@ -14,7 +14,7 @@ import { Registry } from "../../src/registry/registry.js";
 import { generateDemo } from "../../src/sdk/demo/generate.js";
 import { testContext } from "../plugins/context.js";
 
-const TESTKIT = fileURLToPath(new URL("../../src/plugins/testkit/", import.meta.url));
+const TESTKIT = fileURLToPath(new URL("../plugins/testkit/", import.meta.url));
 
 let root: string;
 beforeAll(async () => {

@@ -120,7 +120,7 @@ describe("loading", () => {
 
   it("names unknown plugins, missing manifests and duplicate functions", async () => {
     await expect(Registry.load({ plugins: ["nope"] })).rejects.toThrow(
-      /plugin "nope": not a built-in plugin \(.*tessera.*\), a folder, nor an npm package installed in /,
+      /plugin "nope": not a built-in plugin \(.*tessera.*\), a folder, a plugin in TESSERA_PLUGIN_PATH \(.*test\/plugins\), nor an npm package installed in /,
     );
     await expect(Registry.load({ plugins: ["@scope/pkg"] })).rejects.toThrow(
       'plugin "@scope/pkg": not a built-in plugin',
@@ -156,7 +156,7 @@ describe("loading", () => {
       namespace: "custom",
       function: "rename_obs_column",
     });
-    expect(reg.require("pl.test_scatter").module).toMatch(/\/src\/plugins\/testkit\/plots\.ts$/);
+    expect(reg.require("pl.test_scatter").module).toMatch(/\/test\/plugins\/testkit\/plots\.ts$/);
   });
 
   it("get, require", () => {

@@ -1,9 +1,9 @@
 /** Engine test reader (namespace `io`): opens any input, with an optional metadata file beside it. */
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
-import { makeSpatialData, type SpatialData } from "../../sdk/data/spatialdata.js";
-import { openData } from "../../sdk/io/open.js";
-import type { OpContext } from "../../sdk/jobs/operation.js";
+import { makeSpatialData, type SpatialData } from "../../../src/sdk/data/spatialdata.js";
+import { openData } from "../../../src/sdk/io/open.js";
+import type { OpContext } from "../../../src/sdk/jobs/operation.js";
 
 /** Params of `open_with_meta`. */
 export interface OpenWithMetaParams {

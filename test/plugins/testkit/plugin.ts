@@ -3,8 +3,8 @@
  * a small plot, a callback param, a reader with a relative file, a params echo). Enable it with
  * `TESSERA_PLUGINS=tessera,testkit`; never enabled by default.
  */
-import { definePlugin } from "../../registry/plugin.js";
-import { TESSERA_VERSION } from "../../sdk/version.js";
+import { definePlugin } from "../../../src/registry/plugin.js";
+import { TESSERA_VERSION } from "../../../src/sdk/version.js";
 
 /** Descriptor of the `testkit` plugin. */
 export const plugin = definePlugin({

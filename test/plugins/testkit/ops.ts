@@ -4,11 +4,11 @@
  * analysis.
  */
 import { isMainThread } from "node:worker_threads";
-import type { Change } from "../../sdk/data/change.js";
-import type { SpatialData } from "../../sdk/data/spatialdata.js";
-import { nObs } from "../../sdk/data/table.js";
-import type { OpContext } from "../../sdk/jobs/operation.js";
-import type { Rng } from "../../sdk/math/rng.js";
+import type { Change } from "../../../src/sdk/data/change.js";
+import type { SpatialData } from "../../../src/sdk/data/spatialdata.js";
+import { nObs } from "../../../src/sdk/data/table.js";
+import type { OpContext } from "../../../src/sdk/jobs/operation.js";
+import type { Rng } from "../../../src/sdk/math/rng.js";
 
 /** Params of `noop` (none). */
 export type NoopParams = Record<string, never>;

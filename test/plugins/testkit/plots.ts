@@ -1,9 +1,10 @@
 /** Engine test plot (namespace `pl`): a small SVG scatter of the cells with the field paths it read. */
-import { type ColumnKind, columnKind, columnValue } from "../../sdk/data/dataframe.js";
-import type { SpatialData } from "../../sdk/data/spatialdata.js";
-import { nObs } from "../../sdk/data/table.js";
-import type { OpContext, PlotResult } from "../../sdk/jobs/operation.js";
-import { defaultColor } from "../tessera/palette.js";
+
+import { defaultColor } from "../../../src/plugins/tessera/palette.js";
+import { type ColumnKind, columnKind, columnValue } from "../../../src/sdk/data/dataframe.js";
+import type { SpatialData } from "../../../src/sdk/data/spatialdata.js";
+import { nObs } from "../../../src/sdk/data/table.js";
+import type { OpContext, PlotResult } from "../../../src/sdk/jobs/operation.js";
 
 /** Params of `test_scatter`. */
 export interface TestScatterParams {
