@@ -5,17 +5,18 @@
  * transcripts as points (columnar: typed arrays and categorical genes, never an object per
  * transcript), and the morphology OME-TIFFs placed with the micron size of a pixel.
  */
-import { dense } from "../../../data/arrays.js";
+import { allocArray, type DType, dense, strings, type TypedArray } from "../../../data/arrays.js";
 import { type Column, dataFrame } from "../../../data/dataframe.js";
 import type { ImageElement, PointsElement, ShapesElement } from "../../../data/elements.js";
 import { makeSpatialData } from "../../../data/spatialdata.js";
 import { makeTable, obsNames, type Table } from "../../../data/table.js";
 import { DataError } from "../../data-error.js";
-import { polygonsFromVertices } from "../boundaries.js";
+import { polygonsFromVertexFile, polygonsFromVertices } from "../boundaries.js";
 import { asCategorical } from "../categorize.js";
 import { circles, type ReaderReport, rangeIds, regionTable, type VendorResult, xyMatrix } from "../common.js";
 import { type FileColumns, numericColumn, readFrameFile, textColumn } from "../frame-file.js";
 import { type ImageRecipes, openImage } from "../image-recipe.js";
+import { CodeBuilder, openParquetStream, putNumbers } from "../parquet-stream.js";
 import { identityXY, scaleOn } from "../placement.js";
 import { readTenxH5 } from "../tenx/h5-matrix.js";
 import { readMex } from "../tenx/mex.js";
@@ -72,7 +73,10 @@ function cellsInTableOrder(
   };
 }
 
-async function boundaries(file: string, name: string): Promise<ShapesElement> {
+async function boundaries(file: string, name: string, signal?: AbortSignal): Promise<ShapesElement> {
+  const tf = { [GLOBAL]: identityXY(name, GLOBAL) };
+  if (/\.parquet$/i.test(file))
+    return polygonsFromVertexFile(name, file, { id: "cell_id", x: "vertex_x", y: "vertex_y" }, tf, signal);
   const fc = await readFrameFile(file, {
     columns: ["cell_id", "vertex_x", "vertex_y"],
     textColumns: ["cell_id"],
@@ -82,15 +86,88 @@ async function boundaries(file: string, name: string): Promise<ShapesElement> {
     textColumn(fc, "cell_id"),
     numericColumn(fc, "vertex_x"),
     numericColumn(fc, "vertex_y"),
-    { [GLOBAL]: identityXY(name, GLOBAL) },
+    tf,
     file,
   );
 }
 
+const TX_RENAME: Record<string, string> = { x_location: "x", y_location: "y", z_location: "z" };
+
+/**
+ * A parquet transcripts file's columns, a row group at a time: coordinates into float32, every text
+ * column (gene, cell id, FOV) into category codes, other numbers into arrays of their stored type.
+ */
+async function transcriptColumns(
+  file: string,
+  signal?: AbortSignal,
+): Promise<{ n: number; cols: Record<string, Column> }> {
+  const stream = await openParquetStream(file);
+  const n = stream.nRows;
+  const floats: Record<string, Float32Array | Float64Array> = {};
+  const codes: Record<string, CodeBuilder> = {};
+  const others: Record<string, { data: TypedArray; mask: Uint8Array | null; dtype: DType }> = {};
+  const names: string[] = [];
+  for (const info of stream.infos) {
+    const to = TX_RENAME[info.name] ?? info.name;
+    if (to === "x" || to === "y" || to === "z") floats[info.name] = new Float32Array(n);
+    else if (info.kind === "string" || info.categorical) codes[info.name] = new CodeBuilder(n);
+    else if ((info.kind === "numeric" || info.kind === "bool") && info.dtype) {
+      if (info.dtype === "float32") floats[info.name] = new Float32Array(n);
+      else if (info.dtype === "float64") floats[info.name] = new Float64Array(n);
+      else others[info.name] = { data: allocArray(info.dtype, n), mask: null, dtype: info.dtype };
+    } else continue;
+    names.push(info.name);
+  }
+  await stream.forEachChunk(
+    names,
+    (col, values, rowStart) => {
+      const f = floats[col];
+      if (f) return putNumbers(f, values, rowStart);
+      const c = codes[col];
+      if (c) return c.add(values, rowStart);
+      const o = others[col]!;
+      const big = o.data instanceof BigInt64Array || o.data instanceof BigUint64Array;
+      const out = o.data as unknown as Record<number, number | bigint>;
+      for (let i = 0; i < values.length; i++) {
+        const v = (values as ArrayLike<unknown>)[i];
+        if (v === null || v === undefined) {
+          o.mask ??= new Uint8Array(n);
+          o.mask[rowStart + i] = 1;
+        } else
+          out[rowStart + i] = big ? BigInt(v as bigint) : typeof v === "boolean" ? (v ? 1 : 0) : Number(v);
+      }
+    },
+    signal,
+  );
+  const cols: Record<string, Column> = {};
+  for (const name of names) {
+    const to = TX_RENAME[name] ?? name;
+    if (floats[name]) cols[to] = dense(floats[name]!);
+    else if (codes[name])
+      cols[to] = {
+        kind: "categorical",
+        codes: codes[name]!.codes,
+        categories: strings(codes[name]!.categories),
+        ordered: false,
+      };
+    else {
+      const o = others[name]!;
+      cols[to] = o.mask
+        ? { kind: "nullable", dtype: o.dtype, data: o.data, mask: o.mask }
+        : dense(o.data, undefined, o.dtype);
+    }
+  }
+  return { n, cols };
+}
+
 /** Transcripts as a columnar points element (`x`, `y`, `z`, `feature_name` categorical …). */
-export async function readTranscripts(file: string): Promise<PointsElement> {
+export async function readTranscripts(file: string, signal?: AbortSignal): Promise<PointsElement> {
+  if (/\.parquet$/i.test(file)) {
+    const { n, cols } = await transcriptColumns(file, signal);
+    return transcriptsElement(file, n, cols);
+  }
   const fc = await readFrameFile(file, { textColumns: ["cell_id", "feature_name"] });
-  const rename: Record<string, string> = { x_location: "x", y_location: "y", z_location: "z" };
+  const rename = TX_RENAME;
   const cols: Record<string, Column> = {};
   for (const n of fc.order) {
     const c = fc.columns[n]!;
@@ -99,13 +176,17 @@ export async function readTranscripts(file: string): Promise<PointsElement> {
     else if (n === "feature_name" || n === "cell_id" || n === "fov_name") cols[to] = asCategorical(c);
     else cols[to] = c;
   }
+  return transcriptsElement(file, fc.nRows, cols);
+}
+
+function transcriptsElement(file: string, n: number, cols: Record<string, Column>): PointsElement {
   for (const a of ["x", "y"]) if (!cols[a]) throw new DataError(`${file}: no ${a}_location column`);
   const axes = cols.z ? ["x", "y", "z"] : ["x", "y"];
   return {
     kind: "points",
     name: "transcripts",
     axes,
-    frame: dataFrame(rangeIds(fc.nRows), cols, "_index"),
+    frame: dataFrame(rangeIds(n), cols, "_index"),
     featureKey: "feature_name",
     instanceKey: "cell_id",
     transformations: { [GLOBAL]: identityXY("transcripts", GLOBAL) },
@@ -154,13 +235,13 @@ export async function readXenium(
       warnings.push(`${dir}: no ${name} file; left out`);
       continue;
     }
-    shapes[name] = await boundaries(file, name);
+    shapes[name] = await boundaries(file, name, report.signal);
   }
   const points: Record<string, PointsElement> = {};
   if (opts.transcripts !== false) {
     report.progress?.(0.5, "reading the transcripts");
     const file = partFile(dir, "transcripts");
-    if (file) points.transcripts = await readTranscripts(file);
+    if (file) points.transcripts = await readTranscripts(file, report.signal);
     else warnings.push(`${dir}: no transcripts file; left out`);
   }
   report.progress?.(0.8, "opening the morphology images");
