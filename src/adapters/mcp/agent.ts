@@ -46,6 +46,18 @@ export class McpAgent {
     this.ensureTimer();
   }
 
+  /**
+   * Keep the agent alive while a tool runs (waiting on a long job is not idleness): touched now and
+   * then often enough that no idle check falls between two touches. Returns the function that stops it.
+   */
+  keepAlive(): () => void {
+    this.touch();
+    const every = Math.max(50, Math.min(this.heartbeatMs, this.idleMs / 2));
+    const timer = setInterval(() => this.touch(), every);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   /** The session a tool names, or the active one; a 400 when there is neither. */
   sessionId(explicit: string | undefined): string {
     const id = explicit ?? this.activeSession;

@@ -116,12 +116,15 @@ export function buildMcpServer(
         })
         .catch(() => undefined);
     };
+    // A tool waiting on a long job is not idleness: the agent stays alive (and keeps its lock) meanwhile.
+    const stopKeepAlive = agent.keepAlive();
     try {
-      agent.touch();
       const args = checkArgs(t, req.params.arguments);
       return toResult(await t.run(args, { service, agent, progress, signal: extra.signal }));
     } catch (err) {
       return toError(err);
+    } finally {
+      stopKeepAlive();
     }
   });
   return server;

@@ -317,7 +317,7 @@ export async function renderVision(s: Session, req: VisionRequest): Promise<Visi
     const v = req.viewport ?? display.viewport;
     viewport = {
       target: [Number(v.target?.[0] ?? 0), Number(v.target?.[1] ?? 0)],
-      zoom: Number(v.zoom) + (req.viewport ? Math.log2(k) : 0),
+      zoom: Number(v.zoom) + Math.log2(k),
     };
   }
   const { figure } = await renderSnapshot(s, {

@@ -299,6 +299,10 @@ describe("view_display", () => {
     // Half the pixels over the same world: twice the world units per pixel.
     expect(big.meta.pixel_to_world[0]).toBeCloseTo(2 * 2 ** -1.5, 9);
     expect(big.meta.world_window.x[0]).toBeCloseTo(saved.target[0]! - 1568 / 2 ** 1.5, 6);
+    // The saved viewport is capped the same way; the metadata gives the viewport rendered.
+    const bigSaved = await view({ width_px: 3136, height_px: 2000 });
+    expect(bigSaved.meta.viewport).toEqual({ target: saved.target, zoom: 0.5 });
+    expect(bigSaved.meta.world_window).toEqual(big.meta.world_window);
   });
 
   it("bad arguments are tool errors naming the argument", async () => {
