@@ -3,10 +3,12 @@
  * (flat, or labelled groups of genes), cells grouped by a categorical obs column in `categories_order`,
  * per-group means and fractions of expressing cells, and `standard_scale`.
  */
+import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import type { Table } from "../../sdk/data/table.js";
 import type { ColumnGroup } from "../../sdk/figures/plots/grid-chart.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { type ExpressionOptions, geneValues, groupingRef } from "./access.js";
+import { type GroupDendrogram, groupDendrogram } from "./dendrogram-data.js";
 
 /** scanpy's `var_names`: one gene, a list, or labelled lists (`{"T cells": ["CD3E", …]}`). */
 export type VarNames = string | string[] | Record<string, string[]>;
@@ -80,6 +82,8 @@ export interface GroupedExpression extends CellGroups {
   readonly columns: Float64Array[];
   readonly categories: string[];
   readonly references: string[];
+  /** The dendrogram of the groups, leaves in the order of `labels` (when the plot asked for one). */
+  readonly dendrogram: GroupDendrogram | null;
 }
 
 /** Params every grouped expression plot shares. */
@@ -88,6 +92,13 @@ export interface GroupedParams extends ExpressionOptions {
   categories_order?: string[] | null;
   /** Plot log1p of the values. @default false */
   log?: boolean;
+  /**
+   * Order the groups by a hierarchical clustering and draw its dendrogram: `true` reads
+   * `uns["dendrogram_<groupby>"]` (computed with `sc.tl.dendrogram`'s defaults when absent), a
+   * string names another uns key. The dendrogram's order wins over `categories_order`, and with two
+   * categories or fewer none is drawn (as scanpy). @default false
+   */
+  dendrogram?: boolean | string;
 }
 
 /** Read the genes and the grouping of a grouped plot. */
@@ -98,9 +109,24 @@ export async function groupedExpression(
   groupby: string,
   p: GroupedParams,
   op: string,
+  /** The data and context, needed to compute a dendrogram that uns does not hold. */
+  data?: { sd: SpatialData; ctx: OpContext },
 ): Promise<GroupedExpression> {
-  const { genes, colGroups } = flattenVarNames(varNames, op);
-  const groups = cellGroups(t, ctx, groupby, p.categories_order, op);
+  const all = groupingRef(t, ctx, groupby, op);
+  const dendrogram = data
+    ? await groupDendrogram(data.sd, t, data.ctx, groupby, p.dendrogram, all.categories, op)
+    : null;
+  // gene groups labelled by the categories follow the dendrogram's order (scanpy reorders them too)
+  let names = varNames;
+  if (dendrogram && typeof varNames === "object" && !Array.isArray(varNames)) {
+    const keys = Object.keys(varNames);
+    if (keys.every((k) => dendrogram.ordered.includes(k)))
+      names = Object.fromEntries(
+        dendrogram.ordered.filter((k) => keys.includes(k)).map((k) => [k, varNames[k]!]),
+      );
+  }
+  const { genes, colGroups } = flattenVarNames(names, op);
+  const groups = cellGroups(t, ctx, groupby, dendrogram ? dendrogram.ordered : p.categories_order, op);
   const gv = await geneValues(t, ctx, genes, p, op);
   if (p.log) for (const c of gv.columns) for (let i = 0; i < c.length; i++) c[i] = Math.log1p(c[i]!);
   return {
@@ -108,7 +134,8 @@ export async function groupedExpression(
     genes,
     colGroups,
     columns: gv.columns,
-    references: [...groups.references, ...gv.references],
+    references: [...groups.references, ...gv.references, ...(dendrogram?.references ?? [])],
+    dendrogram,
   };
 }
 
@@ -198,15 +225,20 @@ export function dotRadii(
   return { radii, dotMin: lo, dotMax: hi };
 }
 
-/** The dot-size key: up to 5 fractions from dot_min to dot_max, as percentages. */
+/**
+ * The dot-size key as scanpy's `_plot_size_legend`: fractions from dot_max down towards dot_min in
+ * steps of 0.05 (a range up to 0.3), 0.1 (up to 0.6) or 0.2, as percentages.
+ */
 export function dotSizeKey(
   dotMin: number,
   dotMax: number,
   smallestDot: number,
 ): { title: string; dots: { label: string; fraction: number }[] } {
-  const step = dotMax - dotMin > 0.5 ? 0.2 : 0.1;
+  const diff = dotMax - dotMin;
+  const step = diff <= 0.3 ? 0.05 : diff <= 0.6 ? 0.1 : 0.2;
   const dots: { label: string; fraction: number }[] = [];
-  for (let f = dotMax; f > dotMin + 1e-9 && dots.length < 5; f -= step) {
+  for (let k = 0; dotMax - k * step > dotMin + 1e-9; k++) {
+    const f = dotMax - k * step;
     const rel = dotMax > dotMin ? (f - dotMin) / (dotMax - dotMin) : 1;
     dots.unshift({
       label: `${Math.round(f * 100)}`,

@@ -139,6 +139,7 @@ export async function drawGrid(
     title: opts.title ?? undefined,
     rowColors: swap ? undefined : opts.rowColors,
     gridLines: opts.gridLines,
+    ...(e.dendrogram ? { dendrogram: { links: e.dendrogram, side: swap ? "top" : "right" } } : {}),
   });
   return plotResult(svg, references, op);
 }
@@ -152,7 +153,7 @@ export async function dotplot(sd: SpatialData, params: DotplotParams, ctx: OpCon
   const op = "sc.pl.dotplot";
   const cmap = checkCmap(params.cmap ?? "Reds", op);
   const t = plotTable(sd, ctx, op);
-  const e = await groupedExpression(t, ctx, params.var_names, params.groupby, params, op);
+  const e = await groupedExpression(t, ctx, params.var_names, params.groupby, params, op, { sd, ctx });
   const st = groupStats(e, params.expression_cutoff ?? 0, params.mean_only_expressed ?? false);
   standardScale(st.mean, e.labels.length, e.genes.length, params.standard_scale);
   const smallest = params.smallest_dot ?? 0;
@@ -188,7 +189,7 @@ export async function matrixplot(
   const op = "sc.pl.matrixplot";
   const cmap = checkCmap(params.cmap ?? "viridis", op);
   const t = plotTable(sd, ctx, op);
-  const e = await groupedExpression(t, ctx, params.var_names, params.groupby, params, op);
+  const e = await groupedExpression(t, ctx, params.var_names, params.groupby, params, op, { sd, ctx });
   const st = groupStats(e, 0, false);
   standardScale(st.mean, e.labels.length, e.genes.length, params.standard_scale);
   return drawGrid(
@@ -284,6 +285,8 @@ export async function drawCellHeatmap(
     vmax: p.vmax,
     vcenter: p.vcenter,
     title: p.title ?? undefined,
+    // leaves at the bands of the groups drawn (a group without cells has no band)
+    dendrogram: e.dendrogram && e.sizes.every((c) => c > 0) ? e.dendrogram : undefined,
   });
   return plotResult(svg, references, op);
 }
@@ -295,7 +298,7 @@ export async function drawCellHeatmap(
 export async function heatmap(sd: SpatialData, params: HeatmapParams, ctx: OpContext): Promise<PlotResult> {
   const op = "sc.pl.heatmap";
   const t = plotTable(sd, ctx, op);
-  const e = await groupedExpression(t, ctx, params.var_names, params.groupby, params, op);
+  const e = await groupedExpression(t, ctx, params.var_names, params.groupby, params, op, { sd, ctx });
   const cc = categoryColors(t, ctx, params.groupby, e.categories);
   return drawCellHeatmap(e, cc.colors, params, [...e.references, ...cc.references], op);
 }
@@ -399,7 +402,7 @@ export async function stacked_violin(
 ): Promise<PlotResult> {
   const op = "sc.pl.stacked_violin";
   const t = plotTable(sd, ctx, op);
-  const e = await groupedExpression(t, ctx, params.var_names, params.groupby, params, op);
+  const e = await groupedExpression(t, ctx, params.var_names, params.groupby, params, op, { sd, ctx });
   return drawStackedViolin(e, params, e.references, op);
 }
 
@@ -453,7 +456,7 @@ export async function violin(sd: SpatialData, params: ViolinParams, ctx: OpConte
     values.push(kv.values);
   }
   const jitter =
-    params.jitter === false ? 0 : params.jitter === true || params.jitter === undefined ? 0.4 : params.jitter;
+    params.jitter === false ? 0 : params.jitter === true || params.jitter === undefined ? 0.1 : params.jitter;
   const common = {
     scale: params.density_norm ?? "width",
     stripplot: params.stripplot ?? true,

@@ -58,6 +58,11 @@ export interface RankPlotParams {
   use_raw?: boolean | null;
   /** Read the expression from this layer. */
   layer?: string | null;
+  /**
+   * Order the groups by `sc.tl.dendrogram` and draw the tree (scanpy adds it to these plots by
+   * default); a string names the uns key. @default true
+   */
+  dendrogram?: boolean | string;
 }
 
 /** Statistics of a ranking a dot or matrix plot can colour by. */
@@ -178,8 +183,9 @@ async function rankExpression(
     ctx,
     sel.varNames,
     sel.groupby,
-    { ...p, use_raw: p.use_raw ?? sel.useRaw },
+    { ...p, use_raw: p.use_raw ?? sel.useRaw, dendrogram: p.dendrogram ?? true },
     op,
+    { sd, ctx },
   );
   return { t, sel, e };
 }

@@ -1,7 +1,7 @@
 /**
  * squidpy's `pl.co_occurrence` and `pl.ripley` (curves over distance per cluster, from
- * `gr.co_occurrence` and `gr.ripley`) and `pl.spatial_scatter` (the cells at their spatial coordinates,
- * y down as the tissue image is shown).
+ * `gr.co_occurrence` and `gr.ripley`) and `pl.spatial_scatter` (the cells at their spatial coordinates
+ * over the tissue image, y down as the image is shown).
  */
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import { type LinePanel, lineChart, type Series } from "../../sdk/figures/plots/line-chart.js";
@@ -11,6 +11,7 @@ import { asList, categoryColors, groupingRef, plotTable, ref } from "./access.js
 import { coordinates, markerRadius, namedColor, type ScatterParams, scatterPanels } from "./embedding.js";
 import { plotResult } from "./finish.js";
 import { denseAt, frameAt, frameNumbers, frameStrings, numbers, unsEntry } from "./squidpy-access.js";
+import { imageNames, tissueImage } from "./tissue-image.js";
 
 /** Params of `co_occurrence`. */
 export interface CoOccurrencePlotParams {
@@ -156,12 +157,24 @@ export interface SpatialScatterParams extends ScatterParams {
    * @default "spatial"
    */
   spatial_key?: string;
+  /** Draw the tissue image under the spots (when the data has an image element). @default true */
+  img?: boolean;
+  /**
+   * Image element to draw (squidpy picks the library's image by `img_res_key`; here it is the image
+   * element's name). Default: the first image element.
+   */
+  img_key?: string | null;
+  /** Opacity of the image (0–1). Default: opaque. */
+  img_alpha?: number | null;
+  /** Draw one channel of the image (grey) instead of its composite. */
+  img_channel?: number | null;
 }
 
 /**
- * The cells at their spatial coordinates, coloured by obs columns or genes (squidpy's
- * `pl.spatial_scatter`, without the tissue image: a snapshot of a spatial display draws images).
- * @peakMemory 4 * n_obs * 8 + 4 * n_obs * 4
+ * The cells at their spatial coordinates over the tissue image, coloured by obs columns or genes
+ * (squidpy's `pl.spatial_scatter`). The image is placed through its element's transformation into
+ * the same world space as `obsm[spatial_key]`.
+ * @peakMemory 4 * n_obs * 8 + 4 * n_obs * 4 + 16000000 * 8
  */
 export async function spatial_scatter(
   sd: SpatialData,
@@ -175,7 +188,22 @@ export async function spatial_scatter(
     throw new Error(`${op}: no obsm "${key}" (obsm: ${Object.keys(t.obsm).join(", ") || "none"})`);
   const { x, y } = coordinates(t, key, "1,2", op);
   const { panels, references } = await scatterPanels(t, ctx, params, op);
+  if (params.img_alpha != null && !(params.img_alpha >= 0 && params.img_alpha <= 1))
+    throw new Error(`${op}: img_alpha must be between 0 and 1 (got ${params.img_alpha})`);
+  const imgName = params.img === false ? null : (params.img_key ?? imageNames(sd)[0] ?? null);
+  let drawn: string | null = null;
   const svg = await scatterChart({
+    background: imgName
+      ? async (window, w, h) => {
+          const im = await tissueImage(sd, ctx.table, imgName, window, w, h, {
+            channel: params.img_channel ?? null,
+            op,
+          });
+          drawn = im ? imgName : null;
+          return im?.png ?? null;
+        }
+      : undefined,
+    backgroundAlpha: params.img_alpha ?? undefined,
     x,
     y,
     panels,
@@ -189,5 +217,6 @@ export async function spatial_scatter(
     yLabel: "spatial2",
     naColor: namedColor(params.na_color ?? "lightgray", `${op}: na_color`),
   });
-  return plotResult(svg, [ref(ctx, "obsm", key), ...references], op);
+  const imageRefs = drawn ? [`images:${drawn}`] : [];
+  return plotResult(svg, [ref(ctx, "obsm", key), ...references, ...imageRefs], op);
 }

@@ -245,4 +245,41 @@ describe("sc.pl plots through the engine", () => {
     expect(textsOf(svg)).toContain("renamed_domain");
     expect(textsOf(svg)).not.toContain(first);
   });
+
+  it("dendrogram: groups in sc.tl.dendrogram's leaf order, the tree beside the rows (matrixplot, dotplot, heatmap)", async () => {
+    const gs = genes().slice(0, 3);
+    const { names } = categories();
+    // computed on the fly (uns has no dendrogram yet), as scanpy does
+    const onTheFly = await draw("sc.pl.matrixplot", { var_names: gs, groupby: "domain", dendrogram: true });
+    await s.run("sc.tl.dendrogram", { groupby: "domain" });
+    const dat = table().uns.entries.dendrogram_domain as unknown as { entries: Record<string, { values: string[] }> };
+    const ordered = dat.entries.categories_ordered!.values.map(String);
+    expect([...ordered].sort()).toEqual([...names].sort());
+    const rowOrder = (svg: string) => textsOf(svg).filter((x) => names.includes(x));
+    const links = (svg: string) =>
+      (/<g class="dendrogram">(.*?)<\/g>/s.exec(svg)?.[1] ?? "").split("<path").length - 1;
+    expect(rowOrder(onTheFly.svg)).toEqual(ordered);
+    expect(links(onTheFly.svg)).toBe(names.length - 1);
+    for (const kind of ["matrixplot", "dotplot", "heatmap"]) {
+      const f = await draw(`sc.pl.${kind}`, { var_names: gs, groupby: "domain", dendrogram: true });
+      expect(rowOrder(f.svg), kind).toEqual(ordered);
+      expect(links(f.svg), kind).toBe(names.length - 1);
+      const plot = s.appState.plots.find((p) => p.id === f.id)!;
+      expect(
+        plot.references.some((x) => x.endsWith("uns:dendrogram_domain")),
+        kind,
+      ).toBe(true);
+    }
+    // the dendrogram's order wins over categories_order, as in scanpy
+    const both = await draw("sc.pl.dotplot", {
+      var_names: gs,
+      groupby: "domain",
+      dendrogram: true,
+      categories_order: [...names].reverse(),
+    });
+    expect(rowOrder(both.svg)).toEqual(ordered);
+    // the ranking plots add it by default (scanpy's _rank_genes_groups_plot)
+    const rank = await draw("sc.pl.rank_genes_groups_matrixplot", { n_genes: 2 });
+    expect(links(rank.svg)).toBe(names.length - 1);
+  });
 });

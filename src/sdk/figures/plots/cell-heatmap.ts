@@ -8,6 +8,7 @@ import sharp from "sharp";
 import { image, line, rect, svgDocument } from "../svg.js";
 import { bottomLabels, frame, leftLabels, panelTitle } from "./axes.js";
 import { colormapRgb, normalizer } from "./colormaps.js";
+import { type DendrogramLinks, dendrogramSvg } from "./dendrogram.js";
 import { colorbar } from "./legend.js";
 import { clip, maxTextWidth } from "./text-metrics.js";
 
@@ -32,7 +33,12 @@ export interface CellHeatmapSpec {
   title?: string;
   /** Height of the cells axis in px. @default 360 */
   height?: number;
+  /** A dendrogram right of the heatmap, its leaves at the groups' bands (in `groups` order). */
+  dendrogram?: DendrogramLinks;
 }
+
+/** Room the dendrogram takes, px (scanpy: 0.8 in). */
+const DENDROGRAM_PX = 48;
 
 /** The heatmap as an SVG document. */
 export async function cellHeatmap(spec: CellHeatmapSpec): Promise<string> {
@@ -90,6 +96,16 @@ export async function cellHeatmap(spec: CellHeatmapSpec): Promise<string> {
   }
   parts.push(leftLabels(labels, centres, left - 12));
   parts.push(frame(left, top, pw, ph));
+  const dx = spec.dendrogram ? DENDROGRAM_PX + 8 : 0;
+  if (spec.dendrogram)
+    parts.push(
+      dendrogramSvg(spec.dendrogram, {
+        side: "right",
+        leafCentres: centres,
+        base: left + pw + 4,
+        depth: DENDROGRAM_PX,
+      }),
+    );
   parts.push(
     bottomLabels(
       spec.genes.map((s) => clip(s)),
@@ -97,7 +113,7 @@ export async function cellHeatmap(spec: CellHeatmapSpec): Promise<string> {
       top + ph,
     ),
   );
-  const bar = colorbar(left + pw + 20, top, {
+  const bar = colorbar(left + pw + 20 + dx, top, {
     cmap: spec.cmap,
     vmin,
     vmax,
@@ -112,7 +128,7 @@ export async function cellHeatmap(spec: CellHeatmapSpec): Promise<string> {
       10,
     ) + 14;
   return svgDocument({
-    width: left + pw + 20 + bar.width + 16,
+    width: left + pw + 20 + dx + bar.width + 16,
     height: top + ph + bottom + 8,
     children: parts,
     background: "#ffffff",

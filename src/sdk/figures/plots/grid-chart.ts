@@ -8,6 +8,7 @@
 import { circle, group, line, rect, svgDocument, text } from "../svg.js";
 import { bottomLabels, leftLabels, panelTitle } from "./axes.js";
 import { colormapHex, normalizer } from "./colormaps.js";
+import { type DendrogramLinks, dendrogramSvg } from "./dendrogram.js";
 import { colorbar, type Sized, sizeLegend } from "./legend.js";
 import { extent } from "./scale.js";
 import { clip, maxTextWidth } from "./text-metrics.js";
@@ -49,9 +50,14 @@ export interface GridChartSpec {
   title?: string;
   /** Cell size in px. @default 22 */
   cell?: number;
-  /** Grey grid lines between squares (matrixplot) . */
+  /** Grey grid lines between squares (matrixplot: scanpy's edge colour gray, width 0.1). */
   gridLines?: boolean;
+  /** A dendrogram right of the rows or above the columns (leaves in row / column order). */
+  dendrogram?: { links: DendrogramLinks; side: "right" | "top" };
 }
+
+/** Room a dendrogram takes beside the grid, px (scanpy: 0.8 in). */
+const DENDROGRAM_PX = 48;
 
 /** The whole chart as an SVG document. */
 export function gridChart(spec: GridChartSpec): string {
@@ -67,8 +73,10 @@ export function gridChart(spec: GridChartSpec): string {
   const stripH = spec.colColors ? 10 : 0;
   const groupH = spec.colGroups?.length ? 30 : 0;
   const titleH = spec.title ? 24 : 6;
+  const dendroTop = spec.dendrogram?.side === "top" ? DENDROGRAM_PX + 6 : 0;
+  const dendroRight = spec.dendrogram?.side === "right" ? DENDROGRAM_PX + 6 : 0;
   const left = 10 + maxTextWidth(rowLabels, 10) + 8 + stripW;
-  const top = titleH + groupH + stripH + 4;
+  const top = titleH + groupH + stripH + dendroTop + 4;
   const gridW = nc * cell;
   const gridH = nr * cell;
   const bottom = maxTextWidth(colLabels, 10) + 14;
@@ -97,7 +105,8 @@ export function gridChart(spec: GridChartSpec): string {
               class: hl ? "dot highlighted" : "dot",
               fill,
               stroke: hl ? "#d62728" : "#000",
-              "stroke-width": hl ? 1.2 : 0.3,
+              // scanpy's DotPlot.DEFAULT_DOT_EDGELW
+              "stroke-width": hl ? 1.2 : 0.2,
             }),
           );
       } else {
@@ -121,11 +130,11 @@ export function gridChart(spec: GridChartSpec): string {
     const g: string[] = [];
     for (let c = 1; c < nc; c++)
       g.push(
-        line(left + c * cell, top, left + c * cell, top + gridH, { stroke: "#999", "stroke-width": 0.3 }),
+        line(left + c * cell, top, left + c * cell, top + gridH, { stroke: "#808080", "stroke-width": 0.1 }),
       );
     for (let r = 1; r < nr; r++)
       g.push(
-        line(left, top + r * cell, left + gridW, top + r * cell, { stroke: "#999", "stroke-width": 0.3 }),
+        line(left, top + r * cell, left + gridW, top + r * cell, { stroke: "#808080", "stroke-width": 0.1 }),
       );
     parts.push(group(g));
   }
@@ -170,8 +179,22 @@ export function gridChart(spec: GridChartSpec): string {
     ),
   );
 
+  if (spec.dendrogram) {
+    const right = spec.dendrogram.side === "right";
+    parts.push(
+      dendrogramSvg(spec.dendrogram.links, {
+        side: spec.dendrogram.side,
+        leafCentres: right
+          ? rowLabels.map((_, r) => top + (r + 0.5) * cell)
+          : colLabels.map((_, c) => left + (c + 0.5) * cell),
+        base: right ? left + gridW + 4 : top - stripH - 4,
+        depth: DENDROGRAM_PX,
+      }),
+    );
+  }
+
   // Legends to the right, stacked.
-  const lx = left + gridW + 24;
+  const lx = left + gridW + 24 + dendroRight;
   let ly = top;
   const legends: Sized[] = [];
   const bar = colorbar(lx, ly, {

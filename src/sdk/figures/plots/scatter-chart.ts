@@ -62,6 +62,17 @@ export interface ScatterChartSpec {
   naColor?: string;
   /** Panel plot area in px. @default 320 */
   size?: number;
+  /**
+   * An image under the points of every panel (squidpy's tissue image): called once with the axes'
+   * data window and the pixel size wanted, it answers a PNG covering exactly that window, or null.
+   */
+  background?: (
+    window: { x0: number; x1: number; y0: number; y1: number },
+    widthPx: number,
+    heightPx: number,
+  ) => Promise<Uint8Array | null>;
+  /** Opacity of the background image. @default 1 */
+  backgroundAlpha?: number;
 }
 
 const GREY: readonly [number, number, number] = [211, 211, 211];
@@ -85,6 +96,10 @@ export async function scatterChart(spec: ScatterChartSpec): Promise<string> {
   const axisPad = spec.axes ? 56 : 24;
   const cellW = axisPad + pw + 190;
   const cellH = 28 + ph + (spec.axes ? 44 : 24);
+  // y grows downwards in the window when invertY (image rows), as the panel draws it
+  const bgPng = spec.background
+    ? await spec.background({ x0, x1, y0, y1 }, Math.round(pw * 2), Math.round(ph * 2))
+    : null;
   const out: string[] = [];
   for (let p = 0; p < spec.panels.length; p++) {
     const panel = spec.panels[p]!;
@@ -95,6 +110,18 @@ export async function scatterChart(spec: ScatterChartSpec): Promise<string> {
     const { rgb, order, legend } = colouring(panel.coloring, n, na, ox + pw + 14, oy);
     const parts: string[] = [];
     if (panel.title) parts.push(panelTitle(panel.title, ox + pw / 2, oy - 10));
+    if (bgPng) {
+      // the image's rows run with y: flipped when the panel's y axis points up
+      const flip = spec.invertY ? undefined : `translate(0 ${2 * oy + ph}) scale(1 -1)`;
+      parts.push(
+        image(ox, oy, pw, ph, bgPng, {
+          class: "background-image",
+          opacity:
+            spec.backgroundAlpha !== undefined && spec.backgroundAlpha < 1 ? spec.backgroundAlpha : undefined,
+          transform: flip,
+        }),
+      );
+    }
     if (n > VECTOR_POINT_CAP) {
       const px = new Float32Array(n);
       const py = new Float32Array(n);

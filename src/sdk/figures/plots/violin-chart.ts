@@ -36,7 +36,7 @@ export interface ViolinChartSpec {
   scale: ViolinScale;
   /** Draw the cells as a jittered strip over the violins. */
   stripplot: boolean;
-  /** Half-width of the jitter as a fraction of a violin's slot. @default 0.4 */
+  /** Half-width of the jitter as a fraction of the distance between violins (seaborn's units). @default 0.1 */
   jitter: number;
   /** Strip dot radius in px. */
   dotRadius: number;
@@ -104,10 +104,9 @@ async function strip(
   let n = 0;
   data.forEach((v, i) => {
     const cx = ox + (i + 0.5) * slotW;
-    const half = slotW * 0.45;
     for (let k = 0; k < v.length; k++) {
       if (!Number.isFinite(v[k]!)) continue;
-      xs[n] = cx + (spec.jitter > 0 ? (rnd() * 2 - 1) * spec.jitter * half : 0);
+      xs[n] = cx + (spec.jitter > 0 ? (rnd() * 2 - 1) * spec.jitter * slotW : 0);
       ys[n++] = sy(v[k]!);
     }
   });
@@ -153,7 +152,8 @@ export async function violinChart(spec: ViolinChartSpec): Promise<string> {
   for (const panel of spec.panels) {
     const pw = Math.max(80, panel.violins.length * slot);
     const data = panel.violins.map((v) => Float64Array.from(v.values, tf));
-    const ds = data.map((v) => gaussianKde(v));
+    // scanpy draws violins with cut = 0: the density stops at the data's range
+    const ds = data.map((v) => gaussianKde(v, 100, 0));
     let lo = Infinity;
     let hi = -Infinity;
     for (const d of ds) {
@@ -238,7 +238,7 @@ export function stackedViolinChart(spec: StackedViolinSpec): string {
   const colorVals: number[] = [];
   for (let r = 0; r < nr; r++)
     for (let c = 0; c < nc; c++) {
-      const d = gaussianKde(spec.values(r, c));
+      const d = gaussianKde(spec.values(r, c), 100, 0);
       ds.push(d);
       colorVals.push(
         spec.colorValue ? spec.colorValue(r, c, d?.median ?? Number.NaN) : (d?.median ?? Number.NaN),
