@@ -8,7 +8,7 @@
  */
 
 import { BadRequestError, NotFoundError } from "../errors.js";
-import { numberAt } from "./arrays.js";
+import { numberAt, type TypedArray } from "./arrays.js";
 import { type Column, columnValue, type DataFrame, nRows } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";
 import { own } from "./own.js";
@@ -110,32 +110,64 @@ function resolveTarget(sd: SpatialData, active: string | null, path: string): Ta
   );
 }
 
-/** A shapes feature's geometry in a few words: `POINT (x y)` for circles, vertex counts for polygons. */
-function geometrySummary(s: ShapesElement, i: number): string {
+/**
+ * Largest feature (in vertices) written out as WKT; a bigger one is summarised in a few words
+ * (`POLYGON (1 rings, 40000 vertices)`), so a page of 50 rows stays small whatever the shapes hold.
+ */
+export const WKT_MAX_VERTICES = 1000;
+
+/** A coordinate as WKT text (at most 3 decimals: enough for a micrometre grid, short to read). */
+function coord(v: number): string {
+  return String(Math.round(v * 1000) / 1000);
+}
+
+/** The WKT of rings `[first, end)`: `(x y, x y, …), (…)`. */
+function ringsWkt(coords: ArrayLike<number>, ro: TypedArray, first: number, end: number): string {
+  const rings: string[] = [];
+  for (let r = first; r < end; r++) {
+    const pts: string[] = [];
+    for (let v = numberAt(ro, r); v < numberAt(ro, r + 1); v++)
+      pts.push(`${coord(coords[2 * v]!)} ${coord(coords[2 * v + 1]!)}`);
+    rings.push(`(${pts.join(", ")})`);
+  }
+  return rings.join(", ");
+}
+
+/**
+ * A shapes feature's geometry as WKT (`POINT (x y)` for circles, `POLYGON ((…))`,
+ * `MULTIPOLYGON (((…)), ((…)))`), or a summary in a few words past `WKT_MAX_VERTICES`.
+ */
+function geometryText(s: ShapesElement, i: number): string {
   const g = s.geometry;
-  if (g.type === "point") return `POINT (${g.coords[2 * i]} ${g.coords[2 * i + 1]})`;
+  if (g.type === "point") return `POINT (${coord(g.coords[2 * i]!)} ${coord(g.coords[2 * i + 1]!)})`;
   const go = g.geomOffsets!;
   const ro = g.ringOffsets!;
   let firstRing = numberAt(go, i);
   let endRing = numberAt(go, i + 1);
   let parts = 1;
+  const po = g.polygonOffsets;
   if (g.type === "multipolygon") {
-    const po = g.polygonOffsets!;
     parts = endRing - firstRing;
-    firstRing = numberAt(po, numberAt(go, i));
-    endRing = numberAt(po, numberAt(go, i + 1));
+    firstRing = numberAt(po!, numberAt(go, i));
+    endRing = numberAt(po!, numberAt(go, i + 1));
   }
   const vertices = numberAt(ro, endRing) - numberAt(ro, firstRing);
   const rings = endRing - firstRing;
-  return g.type === "multipolygon"
-    ? `MULTIPOLYGON (${parts} polygons, ${rings} rings, ${vertices} vertices)`
-    : `POLYGON (${rings} rings, ${vertices} vertices)`;
+  if (vertices > WKT_MAX_VERTICES)
+    return g.type === "multipolygon"
+      ? `MULTIPOLYGON (${parts} polygons, ${rings} rings, ${vertices} vertices)`
+      : `POLYGON (${rings} rings, ${vertices} vertices)`;
+  if (g.type !== "multipolygon") return `POLYGON (${ringsWkt(g.coords, ro, firstRing, endRing)})`;
+  const polys: string[] = [];
+  for (let p = numberAt(go, i); p < numberAt(go, i + 1); p++)
+    polys.push(`(${ringsWkt(g.coords, ro, numberAt(po!, p), numberAt(po!, p + 1))})`);
+  return `MULTIPOLYGON (${polys.join(", ")})`;
 }
 
 /**
  * One page of the frame `path` names (see the module comment). `offset` past the end gives no rows;
  * `limit` is capped to `TABLE_PAGE_MAX_LIMIT`. A shapes element adds a last `geometry` column (dtype
- * `geometry`) summarising each feature.
+ * `geometry`) with each feature as WKT.
  */
 export function tablePage(
   sd: SpatialData,
@@ -157,7 +189,7 @@ export function tablePage(
   const rows: CellValue[][] = [];
   for (let i = start; i < end; i++) {
     const row = cols.map(({ col }) => jsonSafe(columnValue(col, i)));
-    if (shapes) row.push(geometrySummary(shapes, i));
+    if (shapes) row.push(geometryText(shapes, i));
     rows.push(row);
   }
   const columns = cols.map(({ name, col }) => ({ name, dtype: columnDtype(col) }));

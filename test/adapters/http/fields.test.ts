@@ -267,7 +267,7 @@ describe("GET /api/sessions/{id}/table", () => {
     expect(sh.status).toBe(200);
     expect(sh.body.total_rows).toBe(300);
     expect(sh.body.columns.at(-1)).toEqual({ name: "geometry", dtype: "geometry" });
-    expect(sh.body.rows[0]!.at(-1)).toMatch(/^POLYGON \(1 rings, \d+ vertices\)$/);
+    expect(sh.body.rows[0]!.at(-1)).toMatch(/^POLYGON \(\((-?[\d.]+ -?[\d.]+, )+-?[\d.]+ -?[\d.]+\)\)$/);
     const pts = await page("?path=points:transcripts&offset=490&limit=50");
     expect(pts.status).toBe(200);
     expect(pts.body.total_rows).toBe(500);

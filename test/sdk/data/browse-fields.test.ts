@@ -143,11 +143,11 @@ describe("tablePage", () => {
     expect(jsonSafe(-5n)).toBe(-5);
     expect(jsonSafe(Number.NEGATIVE_INFINITY)).toBe("-Infinity");
   });
-  it("summarises shapes geometry in a last column", () => {
+  it("gives shapes geometry as WKT in a last column", () => {
     const m = tablePage(sd, "t", "shapes:cells");
     expect(m.rows.map((r) => r.at(-1))).toEqual([
-      "MULTIPOLYGON (2 polygons, 2 rings, 10 vertices)",
-      "MULTIPOLYGON (1 polygons, 1 rings, 5 vertices)",
+      "MULTIPOLYGON (((0 0, 1 0, 1 1, 0 1, 0 0)), ((2 0, 3 0, 3 1, 2 1, 2 0)))",
+      "MULTIPOLYGON (((4 0, 5 0, 5 1, 4 1, 4 0)))",
     ]);
     const c = tablePage(sd, "t", "shapes:spots");
     expect(c.columns).toEqual([

@@ -30,6 +30,7 @@ import {
 } from "./history-model.js";
 import { type AppHost, editBlockedReason, onAppEvent, type PanelSessionState, sessionPath } from "./host.js";
 import { modal } from "./modal.js";
+import "./plots-view.js";
 import "./recipes-dialog.js";
 import "./save-dialog.js";
 
@@ -64,6 +65,7 @@ export class TesseraAnalysisSidebar extends LitElement {
     fullLogs: { state: true },
     now: { state: true },
     dialog: { state: true },
+    expanded: { state: true },
   };
 
   declare app: AppHost | null;
@@ -82,6 +84,8 @@ export class TesseraAnalysisSidebar extends LitElement {
   declare fullLogs: Record<string, string>;
   declare now: number;
   declare dialog: null | "recipes" | "save";
+  /** The plot shown fullscreen (the detail panel's Expand). */
+  declare expanded: string | null;
 
   private unsubscribe: (() => void) | null = null;
   private ticker: ReturnType<typeof setInterval> | null = null;
@@ -107,6 +111,7 @@ export class TesseraAnalysisSidebar extends LitElement {
     this.fullLogs = {};
     this.now = Date.now();
     this.dialog = null;
+    this.expanded = null;
   }
 
   protected override createRenderRoot(): HTMLElement {
@@ -462,9 +467,7 @@ export class TesseraAnalysisSidebar extends LitElement {
                     src=${figUrl(fmts.includes("svg") ? "svg" : "png")} /></div>
                   <div class="hd-actions">
                     <button data-action="expand" @click=${() => {
-                      this.dispatchEvent(
-                        new CustomEvent("open-plot", { detail: plot.id, bubbles: true, composed: true }),
-                      );
+                      this.expanded = plot.id;
                     }}>Expand</button>
                     ${fmts.map((f) => html`<a class="dl" data-download=${f} href=${figUrl(f)} download=${`${plot.function}.${f}`}>${f.toUpperCase()}</a>`)}
                   </div>`
@@ -629,6 +632,17 @@ export class TesseraAnalysisSidebar extends LitElement {
       ${row && st ? this.renderDetail(row, blocked) : nothing}
       ${this.renderFnDialog(blocked)}
       ${
+        this.expanded
+          ? html`<tessera-plot-lightbox .app=${app} .state=${st} .plotId=${this.expanded}
+              @plot-change=${(e: CustomEvent<string>) => {
+                this.expanded = e.detail;
+              }}
+              @close=${() => {
+                this.expanded = null;
+              }}></tessera-plot-lightbox>`
+          : nothing
+      }
+      ${
         this.dialog === "recipes"
           ? html`<tessera-recipes-dialog .app=${app} .state=${st} @close=${() => {
               this.dialog = null;
@@ -648,8 +662,8 @@ export class TesseraAnalysisSidebar extends LitElement {
 const SIDEBAR_CSS = `
 tessera-analysis-sidebar { display: flex; min-height: 0; flex: 0 0 auto; }
 tessera-analysis-sidebar > aside { display: flex; flex-direction: column; gap: 6px; }
-.stabs { display: flex; flex-wrap: wrap; gap: 2px; margin-bottom: 4px; }
-.stabs button { border: none; padding: 3px 5px; font-size: 11.5px; }
+.stabs { display: flex; gap: 1px; margin-bottom: 4px; }
+.stabs button { flex: 1 1 auto; border: none; padding: 3px 2px; font-size: 11.5px; }
 .stabs button[aria-pressed="true"] { background: var(--accent); color: #fff; }
 .hlist { display: flex; flex-direction: column; gap: 1px; }
 .hrow { display: flex; align-items: center; gap: 6px; padding: 4px 6px; border-radius: 4px; cursor: pointer; }

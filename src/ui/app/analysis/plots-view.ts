@@ -212,7 +212,7 @@ const LIGHTBOX_CSS = `
 .lightbox { position: fixed; inset: 0; background: rgba(0,0,0,.82); z-index: 120; display: flex; align-items: center; justify-content: center; }
 .lb-bar { position: absolute; top: 0; left: 0; right: 0; display: flex; gap: 8px; align-items: center; padding: 10px 14px; background: var(--panel); border-bottom: 1px solid var(--border); }
 .lb-plate { background: #fff; border-radius: 6px; padding: 12px; max-width: 84vw; max-height: 80vh; display: flex; margin-top: 40px; }
-.lb-plate img { max-width: 100%; max-height: calc(80vh - 24px); object-fit: contain; }
+.lb-plate img { width: min(76vw, 1200px); height: calc(78vh - 24px); object-fit: contain; }
 .lb-nav { font-size: 28px; line-height: 1; padding: 8px 14px; margin: 0 14px; background: var(--panel); }
 `;
 
