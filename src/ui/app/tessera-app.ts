@@ -947,6 +947,8 @@ export class TesseraApp extends LitElement {
       st = await this.api.json<SessionState>(`/api/sessions/${encodeURIComponent(id)}`);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) {
+        // A read of a session gone since (a subset's parent) must not undo the switch to its child.
+        if (this.currentId !== id) return;
         this.currentId = null;
         this.state = null;
         await this.refreshSessions();
