@@ -29,41 +29,90 @@ export function isMexFolder(dir: string): boolean {
   );
 }
 
+/** Index of the end of the line starting at `pos` (its `\n`, or the text's end); a `\r` before it is space. */
+function lineEnd(text: string, pos: number): number {
+  const e = text.indexOf("\n", pos);
+  return e < 0 ? text.length : e;
+}
+
+/** Space, tab or carriage return. */
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 13;
+}
+
 /** Parse a MatrixMarket coordinate file (features × barcodes) into barcode-major CSR. */
 export function parseMtx(
   text: string,
   where: string,
 ): { nFeatures: number; nBarcodes: number; data: Float32Array; indices: Int32Array; indptr: Int32Array } {
-  const lines = text.split(/\r?\n/);
-  let i = 0;
-  if (!/^%%MatrixMarket\s+matrix\s+coordinate/i.test(lines[0] ?? ""))
+  const firstEnd = lineEnd(text, 0);
+  const first = text.slice(0, firstEnd);
+  if (!/^%%MatrixMarket\s+matrix\s+coordinate/i.test(first))
     throw new DataError(
-      `${where}: not a MatrixMarket coordinate matrix (first line ${JSON.stringify((lines[0] ?? "").slice(0, 80))})`,
+      `${where}: not a MatrixMarket coordinate matrix (first line ${JSON.stringify(first.slice(0, 80))})`,
     );
-  while (i < lines.length && lines[i]!.startsWith("%")) i++;
-  const dims = (lines[i++] ?? "").trim().split(/\s+/).map(Number);
+  // Comment lines, then the size line.
+  let pos = 0;
+  let lineNo = 1;
+  while (pos < text.length && text.charCodeAt(pos) === 37 /* % */) {
+    pos = lineEnd(text, pos) + 1;
+    lineNo++;
+  }
+  const sizeEnd = lineEnd(text, pos);
+  const sizeLine = text.slice(pos, sizeEnd);
+  const dims = sizeLine.trim().split(/\s+/).map(Number);
   if (dims.length !== 3 || dims.some((d) => !Number.isInteger(d) || d < 0))
-    throw new DataError(`${where}: bad size line ${JSON.stringify(lines[i - 1] ?? "")}`);
+    throw new DataError(`${where}: bad size line ${JSON.stringify(sizeLine)}`);
   const [nFeatures, nBarcodes, nnz] = dims as [number, number, number];
+  pos = sizeEnd + 1;
+  lineNo++;
   const rows = new Int32Array(nnz);
   const cols = new Int32Array(nnz);
   const vals = new Float32Array(nnz);
   let k = 0;
-  for (; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    if (k >= nnz) throw new DataError(`${where}: more entries than the ${nnz} declared`);
-    const parts = line.split(/\s+/);
-    const f = Number(parts[0]) - 1;
-    const b = Number(parts[1]) - 1;
-    const v = parts.length > 2 ? Number(parts[2]) : 1;
-    if (!(f >= 0 && f < nFeatures && b >= 0 && b < nBarcodes) || Number.isNaN(v))
-      throw new DataError(
-        `${where}: line ${i + 1} (${JSON.stringify(line)}) is outside ${nFeatures} × ${nBarcodes} or not numeric`,
-      );
-    rows[k] = b;
-    cols[k] = f;
-    vals[k++] = v;
+  // One pass over the characters: no array of lines, no string per field (at 500k cells the split
+  // lines were millions of strings the collector had to walk).
+  const n = text.length;
+  const fields = [0, 0, 0];
+  while (pos < n) {
+    const end = lineEnd(text, pos);
+    let nf = 0;
+    let p = pos;
+    let bad = false;
+    while (p < end && nf < 3) {
+      while (p < end && isSpace(text.charCodeAt(p))) p++;
+      if (p >= end) break;
+      const s = p;
+      let int = 0;
+      let plain = true;
+      while (p < end && !isSpace(text.charCodeAt(p))) {
+        const c = text.charCodeAt(p) - 48;
+        if (c >= 0 && c <= 9) int = int * 10 + c;
+        else plain = false;
+        p++;
+      }
+      const v = plain ? int : Number(text.slice(s, p));
+      if (Number.isNaN(v)) bad = true;
+      fields[nf++] = v;
+    }
+    if (nf > 0) {
+      if (k >= nnz) throw new DataError(`${where}: more entries than the ${nnz} declared`);
+      const f = fields[0]! - 1;
+      const b = nf > 1 ? fields[1]! - 1 : -1;
+      const v = nf > 2 ? fields[2]! : 1;
+      if (
+        bad ||
+        !(f >= 0 && f < nFeatures && b >= 0 && b < nBarcodes && Number.isInteger(f) && Number.isInteger(b))
+      )
+        throw new DataError(
+          `${where}: line ${lineNo} (${JSON.stringify(text.slice(pos, end).trim())}) is outside ${nFeatures} × ${nBarcodes} or not numeric`,
+        );
+      rows[k] = b;
+      cols[k] = f;
+      vals[k++] = v;
+    }
+    pos = end + 1;
+    lineNo++;
   }
   if (k !== nnz)
     throw new DataError(`${where}: ${k} entries, the header declares ${nnz} (the file may be truncated)`);
