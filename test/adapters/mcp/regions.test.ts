@@ -322,6 +322,45 @@ describe("embedding space", () => {
   });
 });
 
+describe("get_table on uns", () => {
+  it("pages rank_genes_groups' dataframes: one column per group, scores ranked; a dict path lists its keys", async () => {
+    const run = await mcp.ok<{ status: string }>("run_function", {
+      namespace: "sc.tl",
+      function: "rank_genes_groups",
+      params: { groupby: "cell_type", method: "t-test" },
+    });
+    expect(run.status).toBe("completed");
+    const names = await mcp.ok<{ total_rows: number; columns: { name: string }[]; rows: string[][] }>(
+      "get_table",
+      {
+        path: "uns:rank_genes_groups/names",
+        limit: 500,
+      },
+    );
+    expect(names.columns.map((c) => c.name).sort()).toEqual([...categories].sort());
+    expect(names.total_rows).toBe(geneNames.length);
+    for (const row of names.rows) for (const g of row) expect(geneNames).toContain(g);
+    const scores = await mcp.ok<{ rows: number[][] }>("get_table", {
+      path: "uns:rank_genes_groups/scores",
+      limit: 500,
+    });
+    for (let c = 0; c < categories.length; c++)
+      for (let r = 1; r < scores.rows.length; r++)
+        expect(scores.rows[r]![c]!).toBeLessThanOrEqual(scores.rows[r - 1]![c]!);
+    const page = await mcp.ok<{ rows: string[][]; offset: number }>("get_table", {
+      path: `tables:table:uns:rank_genes_groups/names`,
+      offset: 3,
+      limit: 2,
+    });
+    expect(page.rows).toEqual(names.rows.slice(3, 5));
+    const dict = await mcp.call("get_table", { path: "uns:rank_genes_groups" });
+    expect(dict.structuredContent).toMatchObject({ status: 400 });
+    expect(text(dict)).toMatch(/rank_genes_groups\/names/);
+    const none = await mcp.call("get_table", { path: "uns:nope" });
+    expect(none.structuredContent).toMatchObject({ status: 404 });
+  });
+});
+
 describe("subset_to_region", () => {
   it("makes a child session from the region, closes the parent, and moves the agent and its lock there", async () => {
     const { ring, inside } = lower();

@@ -1,4 +1,8 @@
-/** Tool 31: `get_table`, one bounded page of a dataframe of the session (as `GET …/table`). */
+/**
+ * Tool 31: `get_table`, one bounded page of a dataframe of the session: the frames of `GET …/table`,
+ * and dataframes kept in a table's uns (results such as `rank_genes_groups/names`).
+ */
+import { parseUnsPath, unsFramePage } from "../../../sdk/data/uns-page.js";
 import { tableRows } from "../../../sdk/session/reads.js";
 import { S, tool } from "../tool.js";
 
@@ -9,7 +13,7 @@ export const GET_TABLE_MAX_LIMIT = 500;
 export const getTable = tool<{ session_id?: string; path: string; offset: number; limit: number }>({
   name: "get_table",
   description:
-    "Returns one page of a dataframe: path obs or var (the active table), tables:<name>:obs, tables:<name>:var, shapes:<name> or points:<name>; offset and limit (default 50, at most 500) choose the rows. The answer holds total_rows, the index, the columns (name, dtype) and the rows (positional with columns).",
+    "Returns one page of a dataframe: path obs or var (the active table), tables:<name>:obs, tables:<name>:var, shapes:<name>, points:<name>, or a dataframe in uns: uns:<path> (e.g. uns:rank_genes_groups/names, one column per group) or tables:<name>:uns:<path>; offset and limit (default 50, at most 500) choose the rows. The answer holds total_rows, the index, the columns (name, dtype) and the rows (positional with columns).",
   inputSchema: {
     type: "object",
     required: ["path"],
@@ -25,7 +29,11 @@ export const getTable = tool<{ session_id?: string; path: string; offset: number
     },
   },
   async run(a, { service, agent }) {
-    const s = service.session(agent.sessionId(a.session_id));
-    return { structured: { path: a.path, ...tableRows(s, a.path, a.offset, a.limit) } };
+    const s = service.readySession(agent.sessionId(a.session_id), "get_table");
+    const uns = parseUnsPath(a.path, s.activeTable);
+    const page = uns
+      ? unsFramePage(s.data, uns.table, uns.key, a.offset, a.limit)
+      : tableRows(s, a.path, a.offset, a.limit);
+    return { structured: { path: a.path, ...page } };
   },
 });
