@@ -952,6 +952,9 @@ export class TesseraApp extends LitElement {
         this.currentId = null;
         this.state = null;
         await this.refreshSessions();
+        // Gone by a subset (read before its session.removed arrived): follow the child.
+        const child = this.sessions.find((x) => x.parent_id === id);
+        if (child && !this.currentId) await this.selectSession(child.id);
         return;
       }
       this.toast("error", (e as Error).message);
