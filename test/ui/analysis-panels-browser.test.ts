@@ -171,6 +171,30 @@ d("recipes", () => {
   });
 });
 
+d("recipes: a file naming an unknown function", () => {
+  it("is refused by the server with the function named, and stages nothing", async () => {
+    const before = await history();
+    const file = {
+      schema_version: 1,
+      meta: { name: "bad_one" },
+      steps: [
+        { namespace: "custom", function: "noop", params: {} },
+        { namespace: "custom", function: "no_such_function", params: {} },
+      ],
+    };
+    await page.locator("[data-testid=load-recipe]").setInputFiles({
+      name: "bad_one.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(JSON.stringify(file)),
+    });
+    await expect
+      .poll(() => page.locator("[data-testid=toast-error]").last().textContent(), { timeout: 15_000 })
+      .toContain("custom.no_such_function");
+    expect(await history()).toEqual(before);
+    await page.locator("[data-testid=toast-error] button").last().click();
+  });
+});
+
 d("plots view", () => {
   it("shows the drawn plots as thumbnails; the lightbox steps with ←/→, closes on Esc, offers downloads", async () => {
     await job({ namespace: "pl", function: "test_scatter", params: { color: "tissue_part" } });

@@ -661,9 +661,9 @@ export class TesseraAnalysisSidebar extends LitElement {
 
 const SIDEBAR_CSS = `
 tessera-analysis-sidebar { display: flex; min-height: 0; flex: 0 0 auto; }
-tessera-analysis-sidebar > aside { display: flex; flex-direction: column; gap: 6px; }
+tessera-analysis-sidebar > aside { display: flex; flex-direction: column; gap: 6px; width: 290px; }
 .stabs { display: flex; gap: 1px; margin-bottom: 4px; }
-.stabs button { flex: 1 1 auto; border: none; padding: 3px 2px; font-size: 11.5px; }
+.stabs button { flex: 1 1 auto; border: none; padding: 3px 2px; font-size: 11.5px; white-space: nowrap; }
 .stabs button[aria-pressed="true"] { background: var(--accent); color: #fff; }
 .hlist { display: flex; flex-direction: column; gap: 1px; }
 .hrow { display: flex; align-items: center; gap: 6px; padding: 4px 6px; border-radius: 4px; cursor: pointer; }
