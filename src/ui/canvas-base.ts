@@ -333,6 +333,18 @@ export abstract class CanvasBase extends LitElement {
   }
   /** Screen pixels per canvas unit at the current zoom (2^zoom). */
   abstract get scale(): number;
+  /**
+   * Let the deck's canvas take the keyboard focus (a click focuses it), so the arrow keys pan and
+   * +/− zoom (deck's keyboard controller; `lock_view` turns it off with the rest).
+   */
+  protected focusable(): void {
+    const cv = this.renderRoot.querySelector(".deck canvas");
+    if (cv && !cv.hasAttribute("tabindex")) {
+      cv.setAttribute("tabindex", "0");
+      (cv as HTMLElement).style.outline = "none";
+    }
+  }
+
   /** Tell overlays the camera moved (`view-change`, not bubbling: overlays listen on the canvas). */
   protected notifyView(): void {
     this.dispatchEvent(new Event("view-change"));
@@ -362,6 +374,7 @@ export abstract class CanvasBase extends LitElement {
   override firstUpdated(): void {
     const container = this.renderRoot.querySelector(".deck") as HTMLDivElement;
     this.deck = this.createDeck(container);
+    this.focusable();
     this.resizeObs = new ResizeObserver(() => this.redraw());
     this.resizeObs.observe(this);
   }
@@ -378,6 +391,7 @@ export abstract class CanvasBase extends LitElement {
     if (this.hasUpdated && !this.deck) {
       const container = this.renderRoot.querySelector(".deck") as HTMLDivElement | null;
       if (container) this.deck = this.createDeck(container);
+      this.focusable();
     }
   }
 

@@ -160,6 +160,7 @@ export class EmbeddingCanvas extends CanvasBase {
       // Remount on a 2D/3D toggle.
       this.deck.finalize();
       this.deck = this.createDeck(this.renderRoot.querySelector(".deck") as HTMLDivElement);
+      this.focusable();
       this.geomKey = "";
     }
     if (key !== this.geomKey) {

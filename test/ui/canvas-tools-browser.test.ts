@@ -114,6 +114,7 @@ beforeAll(async () => {
   ts = await startTestServer({
     demo: { nCells: 900, nGenes: 30, imageSize: 256, nTranscripts: 50 },
     config: { staticDir: appDir },
+    plugins: ["tessera", "scanpy"],
   });
   sid = await ts.openDemo();
   const r = await ts.api(`/api/sessions/${sid}/displays/${SPATIAL.id}`, { method: "PUT", json: SPATIAL });
@@ -291,5 +292,98 @@ d("canvas tools", () => {
       await overlay.locator(`[data-shape="${box.id}"] polygon`).first().getAttribute("stroke-width"),
     ).toBe("5");
     await shot("annotations-reloaded");
+  });
+
+  it("keeps the cells of a drawn region in a child session whose cell count matches", async () => {
+    await page.locator("[data-sidebar-tab=subset]").click();
+    await expect.poll(() => page.locator("[data-testid=draw-hint]").textContent()).toContain("Subsetting");
+    for (const [fx, fy] of [
+      [0.42, 0.25],
+      [0.78, 0.3],
+      [0.72, 0.78],
+      [0.45, 0.7],
+    ] as const)
+      await click(fx, fy);
+    await page.locator("[data-testid=finish-region]").click();
+    const rings = await controller<number[][][]>("(c) => c.drawing.rings");
+    let expected = 0;
+    for (let i = 0; i < xs.length; i++) if (inside(xs[i]!, ys[i]!, rings[0]!)) expected++;
+    expect(expected).toBeGreaterThan(20);
+    const keep = page.locator("[data-testid=subset-keep]");
+    await expect.poll(() => keep.textContent()).toContain(`n=${expected}`);
+    expect(await page.locator("[data-testid=subset-remove]").textContent()).toContain(`n=${expected}`);
+    await shot("subset-drawn");
+    await keep.click();
+    // The app follows the child session; the parent is gone.
+    const current = () =>
+      page.evaluate(
+        () => (document.querySelector("tessera-app") as unknown as { currentId: string | null }).currentId,
+      );
+    await expect
+      .poll(
+        async () => {
+          const c = await current();
+          return Boolean(c) && c !== sid;
+        },
+        { timeout: 90_000 },
+      )
+      .toBe(true);
+    const child = (await current())!;
+    const list = (await (await ts.api("/api/sessions")).json()) as {
+      sessions: { id: string; parent_id: string | null }[];
+    };
+    expect(list.sessions.find((x) => x.id === child)?.parent_id).toBe(sid);
+    expect(list.sessions.some((x) => x.id === sid)).toBe(false);
+    const [cx] = await coords(child);
+    expect(cx.length).toBe(expected);
+    await page.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 60_000 });
+    await expect
+      .poll(() => page.locator("[data-testid=cells]").textContent(), { timeout: 30_000 })
+      .toContain(String(expected));
+    await shot("subset-child");
+    sid = child;
+  }, 180_000);
+
+  it("edits the points transform as scale/rotation/translation and as a raw matrix", async () => {
+    const cv = page.locator("tessera-spatial-canvas");
+    await cv.getByRole("button", { name: "Show controls" }).click();
+    await cv.getByRole("button", { name: "View" }).click();
+    await cv.locator("[data-testid=edit-points-transform]").click();
+    const dlg = page.locator("[data-testid=points-transform-dialog]");
+    await dlg.waitFor();
+    const orig = (
+      (await (await ts.api(`/api/sessions/${sid}/points-transform`)).json()) as { affine: number[] }
+    ).affine;
+    await expect
+      .poll(() => dlg.locator("[data-testid=pt-sx]").inputValue())
+      .toBe(String(Math.hypot(orig[0]!, orig[3]!)));
+    await dlg.locator("[data-testid=pt-sx]").fill("2");
+    await dlg.locator("[data-testid=pt-sx]").press("Tab");
+    await dlg.locator("[data-testid=pt-rot]").fill("30");
+    await dlg.locator("[data-testid=pt-rot]").press("Tab");
+    await dlg.locator("[data-testid=pt-tx]").fill("5");
+    await dlg.locator("[data-testid=pt-tx]").press("Tab");
+    await shot("points-transform");
+    await dlg.locator("[data-testid=pt-save]").click();
+    await dlg.waitFor({ state: "detached", timeout: 60_000 });
+    const t = Math.PI / 6;
+    const sy = (orig[0]! * orig[4]! - orig[1]! * orig[3]!) / Math.hypot(orig[0]!, orig[3]!);
+    const got = (
+      (await (await ts.api(`/api/sessions/${sid}/points-transform`)).json()) as { affine: number[] }
+    ).affine;
+    const want = [2 * Math.cos(t), -sy * Math.sin(t), 5, 2 * Math.sin(t), sy * Math.cos(t), orig[5]!];
+    got.forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 6));
+    // The raw matrix: one cell changed, the others kept.
+    await cv.locator("[data-testid=edit-points-transform]").click();
+    await dlg.waitFor();
+    await dlg.locator("[data-testid=matrix-tab]").click();
+    await dlg.locator("[data-testid=pt-m5]").fill("-12.5");
+    await dlg.locator("[data-testid=pt-m5]").press("Tab");
+    await dlg.locator("[data-testid=pt-save]").click();
+    await dlg.waitFor({ state: "detached", timeout: 60_000 });
+    const raw = (
+      (await (await ts.api(`/api/sessions/${sid}/points-transform`)).json()) as { affine: number[] }
+    ).affine;
+    raw.forEach((v, i) => expect(v).toBeCloseTo(i === 5 ? -12.5 : got[i]!, 9));
   });
 });

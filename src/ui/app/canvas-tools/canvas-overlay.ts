@@ -110,6 +110,13 @@ export class CanvasOverlay extends LitElement {
     }
     this.requestUpdate();
   };
+  /** Esc cancels a half-drawn region or polygon (one overlay answers: the spatial one, or the only one). */
+  private readonly onKey = (e: KeyboardEvent) => {
+    if (e.key !== "Escape" || e.defaultPrevented || this.transformOpen) return;
+    const t = e.composedPath()[0] as HTMLElement | undefined;
+    if (t && /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)) return;
+    this.controller?.cancel();
+  };
   private readonly onEditTransform = () => {
     this.transformOpen = true;
   };
@@ -129,10 +136,12 @@ export class CanvasOverlay extends LitElement {
     this.canvasEl?.addEventListener("edit-points-transform", this.onEditTransform);
     this.controller?.addEventListener("change", this.onChange);
     this.controller?.attach(this.kind, this.canvasEl);
+    window.addEventListener("keydown", this.onKey);
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
+    window.removeEventListener("keydown", this.onKey);
     this.canvasEl?.removeEventListener("view-change", this.onView);
     this.canvasEl?.removeEventListener("edit-points-transform", this.onEditTransform);
     this.controller?.removeEventListener("change", this.onChange);

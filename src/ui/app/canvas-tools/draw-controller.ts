@@ -212,6 +212,29 @@ export class DrawController extends EventTarget {
     this.recount();
   }
 
+  /**
+   * Esc: drop what is half-drawn (the ring in progress, a polygon's vertices), else deselect the
+   * shape. Answers whether it did something.
+   */
+  cancel(): boolean {
+    if (this.drawing?.current.length) {
+      this.drawing.current = [];
+      if (!this.drawing.rings.length) this.drawing = null;
+      this.changed();
+      return true;
+    }
+    if (this.polygonDraft.length) {
+      this.polygonDraft = [];
+      this.changed();
+      return true;
+    }
+    if (this.selectedId) {
+      this.select(null);
+      return true;
+    }
+    return false;
+  }
+
   clearDrawing(): void {
     this.drawing = null;
     this.count = null;
