@@ -372,7 +372,7 @@ d("canvas tools", () => {
       (await (await ts.api(`/api/sessions/${sid}/points-transform`)).json()) as { affine: number[] }
     ).affine;
     const want = [2 * Math.cos(t), -sy * Math.sin(t), 5, 2 * Math.sin(t), sy * Math.cos(t), orig[5]!];
-    got.forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 6));
+    for (const [i, v] of got.entries()) expect(v).toBeCloseTo(want[i]!, 6);
     // The raw matrix: one cell changed, the others kept.
     await cv.locator("[data-testid=edit-points-transform]").click();
     await dlg.waitFor();
@@ -384,6 +384,6 @@ d("canvas tools", () => {
     const raw = (
       (await (await ts.api(`/api/sessions/${sid}/points-transform`)).json()) as { affine: number[] }
     ).affine;
-    raw.forEach((v, i) => expect(v).toBeCloseTo(i === 5 ? -12.5 : got[i]!, 9));
+    for (const [i, v] of raw.entries()) expect(v).toBeCloseTo(i === 5 ? -12.5 : got[i]!, 9);
   });
 });
