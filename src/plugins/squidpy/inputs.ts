@@ -92,13 +92,21 @@ export async function obspGraph(t: Table, table: string, key: string): Promise<C
     return { n, indptr, indices: Int32Array.from(cols), data: Float64Array.from(vals) };
   }
   const s = m.kind === "csc" ? transposeToCsr(m) : m;
-  const indptr = s.indptr instanceof Int32Array ? s.indptr : Int32Array.from(s.indptr);
-  const indices = s.indices instanceof Int32Array ? s.indices : Int32Array.from(s.indices);
-  const data =
-    s.data instanceof Float64Array
-      ? s.data
-      : Float64Array.from(s.data as unknown as ArrayLike<number>, Number);
-  return { n, indptr, indices, data };
+  return { n, indptr: asInt32(s.indptr), indices: asInt32(s.indices), data: asFloat64(s.data) };
+}
+
+/** `a` as an Int32Array: itself, or a typed copy (a typed-to-typed copy, not a per-value callback). */
+function asInt32(a: ArrayLike<number | bigint>): Int32Array {
+  if (a instanceof Int32Array) return a;
+  if (a instanceof BigInt64Array || a instanceof BigUint64Array) return Int32Array.from(a, Number);
+  return new Int32Array(a as ArrayLike<number>);
+}
+
+/** `a` as a Float64Array, the same way. */
+function asFloat64(a: ArrayLike<number | bigint>): Float64Array {
+  if (a instanceof Float64Array) return a;
+  if (a instanceof BigInt64Array || a instanceof BigUint64Array) return Float64Array.from(a, Number);
+  return new Float64Array(a as ArrayLike<number>);
 }
 
 /** A CSC matrix as CSR of the same matrix. */

@@ -131,18 +131,17 @@ function nhoodKernel(
   const kk = k * k;
   // Labels fit a byte for up to 255 clusters: a quarter of the cache the edge loop's lookups touch.
   const perm = k <= 255 ? new Uint8Array(n) : new Int32Array(n);
-  const cnt = new Float64Array(kk);
+  // Integer counts (an edge count fits 32 bits), summed into doubles once per permutation.
+  const cnt = new Int32Array(kk);
   const base = part * 2 * kk;
   const nb = bounds.length - 1;
+  // Without libraries the members are 0…n−1 in order: shuffle positions directly.
+  let identity = nb === 1 && (bounds[0] as number) === 0 && (bounds[1] as number) === n;
+  for (let i = 0; identity && i < n; i++) if ((order[i] as number) !== i) identity = false;
+  const first = indptr[0] as number;
   for (let q = from; q < to; q++) {
+    // The per-permutation stream (splitmix-like on a 32-bit counter), inlined: no closure per draw.
     let h = ((Math.imul(seed | 0, 0x9e3779b1) ^ Math.imul(q, 0x85ebca6b)) + 0x6a09e667) >>> 0;
-    const next32 = () => {
-      h = (h + 0x9e3779b9) >>> 0;
-      let t = h;
-      t = Math.imul(t ^ (t >>> 16), 0x21f0aaad);
-      t = Math.imul(t ^ (t >>> 15), 0x735a2d97);
-      return (t ^ (t >>> 15)) >>> 0;
-    };
     perm.set(labels);
     for (let b = 0; b < nb; b++) {
       const s = bounds[b] as number;
@@ -150,21 +149,30 @@ function nhoodKernel(
       for (let i = e - 1; i > s; i--) {
         // One 32-bit draw below 2^16 choices (bias < 2^-16 of a choice's probability), else 53 bits.
         const span = i - s + 1;
-        const u =
-          span <= 65536 ? next32() / 4294967296 : (next32() * 2097152 + (next32() >>> 11)) / 9007199254740992;
+        h = (h + 0x9e3779b9) >>> 0;
+        let t = Math.imul(h ^ (h >>> 16), 0x21f0aaad);
+        t = Math.imul(t ^ (t >>> 15), 0x735a2d97);
+        let u = ((t ^ (t >>> 15)) >>> 0) / 4294967296;
+        if (span > 65536) {
+          h = (h + 0x9e3779b9) >>> 0;
+          let t2 = Math.imul(h ^ (h >>> 16), 0x21f0aaad);
+          t2 = Math.imul(t2 ^ (t2 >>> 15), 0x735a2d97);
+          u = (u * 4294967296 * 2097152 + (((t2 ^ (t2 >>> 15)) >>> 0) >>> 11)) / 9007199254740992;
+        }
         const j = s + Math.floor(u * span);
-        const ci = order[i] as number;
-        const cj = order[j] as number;
-        const t = perm[ci] as number;
+        const ci = identity ? i : (order[i] as number);
+        const cj = identity ? j : (order[j] as number);
+        const tmp = perm[ci] as number;
         perm[ci] = perm[cj] as number;
-        perm[cj] = t;
+        perm[cj] = tmp;
       }
     }
     cnt.fill(0);
+    let p = first;
     for (let i = 0; i < n; i++) {
       const a = (perm[i] as number) * k;
       const e = indptr[i + 1] as number;
-      for (let p = indptr[i] as number; p < e; p++) cnt[a + (perm[indices[p] as number] as number)]++;
+      for (; p < e; p++) cnt[a + (perm[indices[p] as number] as number)]++;
     }
     for (let c = 0; c < kk; c++) {
       const v = cnt[c] as number;
@@ -187,13 +195,26 @@ export function interactionMatrix(
 ): Float64Array {
   const out = new Float64Array(k * k);
   const { n, indptr, indices, data } = g;
+  // One pass over the CSR rows; counting edges never reads the weights.
+  let p = indptr[0] as number;
   for (let i = 0; i < n; i++) {
+    const e = indptr[i + 1] as number;
     const a = labels[i] as number;
-    if (a < 0) continue;
-    for (let p = indptr[i] as number; p < (indptr[i + 1] as number); p++) {
-      const b = labels[indices[p] as number] as number;
-      if (b < 0) continue;
-      out[a * k + b] += weights ? (data[p] as number) : 1;
+    if (a < 0) {
+      p = e;
+      continue;
+    }
+    const row = a * k;
+    if (weights) {
+      for (; p < e; p++) {
+        const b = labels[indices[p] as number] as number;
+        if (b >= 0) out[row + b] += data[p] as number;
+      }
+    } else {
+      for (; p < e; p++) {
+        const b = labels[indices[p] as number] as number;
+        if (b >= 0) out[row + b]++;
+      }
     }
   }
   if (normalized) {
