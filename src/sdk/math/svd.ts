@@ -478,8 +478,16 @@ export function lanczosEigsh(
   const orthogonalise = (x: Float64Array): void => {
     for (let pass = 0; pass < 2; pass++) {
       for (const q of basis) {
-        let d = 0;
-        for (let i = 0; i < m; i++) d += q[i] * x[i];
+        // Two partial sums: a single running sum waits on each addition.
+        let d0 = 0;
+        let d1 = 0;
+        let i = 0;
+        for (; i + 1 < m; i += 2) {
+          d0 += q[i] * x[i];
+          d1 += q[i + 1] * x[i + 1];
+        }
+        if (i < m) d0 += q[i] * x[i];
+        const d = d0 + d1;
         for (let i = 0; i < m; i++) x[i] -= d * q[i];
       }
     }
@@ -596,14 +604,7 @@ export function lanczosSvd(
   if (opts.gram || lanczosUsesGram(op, k, opts.exact)) {
     const g = opts.gram ?? op.gram();
     opts.progress?.(0.5);
-    matvec = (x, out) => {
-      for (let a = 0; a < m; a++) {
-        const ro = a * m;
-        let s = 0;
-        for (let b = 0; b < m; b++) s += g[ro + b] * x[b];
-        out[a] = s;
-      }
-    };
+    matvec = (x, out) => gramMatvec(g, m, x, out);
   } else {
     const tmp = new Float64Array(n);
     matvec = (x, out) => {
@@ -616,6 +617,45 @@ export function lanczosSvd(
   for (let c = 0; c < k; c++) s[c] = Math.sqrt(Math.max(0, eig.values[c]));
   flipSigns(eig.vectors, m, k);
   return { s, v: eig.vectors, k, iterations: eig.steps };
+}
+
+/**
+ * out = g · x for a dense symmetric m × m g, two rows at a time with two partial sums each: one
+ * running sum per row made every step wait on the previous addition (the processor's add latency,
+ * not its throughput, set the pace). ~2× faster; the sums differ from a single running sum only by
+ * rounding.
+ */
+export function gramMatvec(g: Float64Array, m: number, x: Float64Array, out: Float64Array): void {
+  const even = m - (m & 1);
+  let a = 0;
+  for (; a + 1 < m; a += 2) {
+    const r0 = a * m;
+    const r1 = r0 + m;
+    let s0 = 0;
+    let t0 = 0;
+    let s1 = 0;
+    let t1 = 0;
+    for (let b = 0; b < even; b += 2) {
+      const x0 = x[b];
+      const x1 = x[b + 1];
+      s0 += g[r0 + b] * x0;
+      t0 += g[r0 + b + 1] * x1;
+      s1 += g[r1 + b] * x0;
+      t1 += g[r1 + b + 1] * x1;
+    }
+    if (even < m) {
+      s0 += g[r0 + even] * x[even];
+      s1 += g[r1 + even] * x[even];
+    }
+    out[a] = s0 + t0;
+    out[a + 1] = s1 + t1;
+  }
+  for (; a < m; a++) {
+    const r0 = a * m;
+    let s0 = 0;
+    for (let b = 0; b < m; b++) s0 += g[r0 + b] * x[b];
+    out[a] = s0;
+  }
 }
 
 /** Options of `randomizedSvd`. */

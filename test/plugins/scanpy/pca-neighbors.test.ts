@@ -257,7 +257,8 @@ describe("sc.pp.pca and sc.pp.neighbors on synth_10k (scanpy 1.12.3)", () => {
       `scaled randomized: first 10 vs sklearn randomized ${relR10.toExponential(2)}; all 50 vs exact ${relRvsExact.toExponential(2)}`,
     );
     expect(relR10).toBeLessThan(1e-3);
-  }, 60_000);
+    // Two dense PCAs of 10k × 1,000 on one thread: over a minute on a loaded machine.
+  }, 300_000);
 
   it("neighbors on our X_pca: recall of scanpy's neighbour sets ≥ 0.95, close connectivities", async () => {
     const change = await neighbors(withPca, { n_neighbors: 15, n_pcs: 50, random_state: 0 }, makeCtx());
