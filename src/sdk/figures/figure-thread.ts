@@ -4,7 +4,7 @@
  * pdfkit's SVG → PDF are plain JavaScript that held the main thread for about a second at a million
  * cells; here they run on their own thread, reading the cell arrays on shared memory (no copy).
  *
- * `onFigureThread(op, input)` sends one op and resolves with its answer. Called from a thread that is
+ * `onFigureThread(op, input, run)` sends one op and resolves with its answer. Called from a thread that is
  * not the main one (a job worker drawing a plot), it runs the op in place: that thread is already off
  * the event loop. The worker starts on first use and stops after `IDLE_MS` without work; while it
  * has nothing to do it does not keep the process alive.
@@ -17,11 +17,13 @@ import { tsxWorkerImport } from "../jobs/entry.js";
 import type { DrawInputs } from "./draw.js";
 import type { PdfOptions } from "./export.js";
 import type { RenderedFigure } from "./render.js";
+import type { SnapshotFilesInput, SnapshotFilesOutput } from "./snapshot-files.js";
 
 /** The ops the figure thread runs: `[input, output]`. */
 export interface FigureOps {
   draw: [DrawInputs, RenderedFigure];
   pdf: [{ svg: string; options: PdfOptions }, Uint8Array];
+  snapshot: [SnapshotFilesInput, SnapshotFilesOutput];
 }
 
 /** A request to the figure thread. */

@@ -111,6 +111,14 @@ async function readField(source: RenderSource, path: string, what: string): Prom
 
 /** Renders one display. */
 export async function renderDisplay(source: RenderSource, req: RenderRequest): Promise<RenderedFigure> {
+  return onFigureThread("draw", await gatherDisplay(source, req), drawDisplay);
+}
+
+/**
+ * What drawing `req` needs, read from `source` on this thread (fields, the composited image, the
+ * boundary polygons in view), the cell arrays on shared memory: the input of `drawDisplay`.
+ */
+export async function gatherDisplay(source: RenderSource, req: RenderRequest): Promise<DrawInputs> {
   checkRenderRequest(req);
   const d = req.display;
   const spatial = d.type === "spatial_canvas";
@@ -181,7 +189,7 @@ export async function renderDisplay(source: RenderSource, req: RenderRequest): P
     }
   }
 
-  const inputs: DrawInputs = {
+  return {
     request: req,
     xs: toShared(xs),
     ys: toShared(ys),
@@ -190,7 +198,6 @@ export async function renderDisplay(source: RenderSource, req: RenderRequest): P
     boundaries,
     unit: source.unit(),
   };
-  return onFigureThread("draw", inputs, drawDisplay);
 }
 
 /** A field with its arrays on shared memory (copied once when a reader gave private ones). */

@@ -7,6 +7,8 @@
  * only; styling is the display's persisted encoding.
  *
  * Files are written to a temporary name and renamed, the sidecar last, so a listed snapshot is whole.
+ * The drawing and the three files are made on the figure thread (`snapshot-files.ts`); this thread
+ * gathers the data and writes the bytes.
  */
 import { randomBytes } from "node:crypto";
 import { readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -15,10 +17,12 @@ import { BadRequestError, NotFoundError } from "../errors.js";
 import type { DisplaySpec, HistEntry } from "../io/checkpoint/app-state.js";
 import type { Session } from "../session/session.js";
 import { TESSERA_VERSION } from "../version.js";
-import { svgToPdf, svgToPng } from "./export.js";
-import { addPngText } from "./png-text.js";
-import { checkRenderRequest, type RenderedFigure, type RenderStats, renderDisplay } from "./render.js";
+import { type DrawInputs, drawDisplay } from "./draw.js";
+import { svgToPng } from "./export.js";
+import { onFigureThread } from "./figure-thread.js";
+import { checkRenderRequest, gatherDisplay, type RenderedFigure, type RenderStats } from "./render.js";
 import { type RenderSource, sessionRenderSource } from "./render-source.js";
+import { snapshotFiles } from "./snapshot-files.js";
 
 /** Key of the PNG text chunk holding the sidecar JSON. */
 export const SNAPSHOT_PNG_KEY = "tessera:snapshot";
@@ -27,6 +31,14 @@ export const THUMBNAIL_PX = 256;
 /** Longest side of a preview, px (client.md 14.1: at most 480). */
 export const PREVIEW_PX = 480;
 const SIDECAR_SUFFIX = ".figure.json";
+/** The `render` block of a sidecar before the drawing fills it in. */
+const NOT_DRAWN: RenderStats = {
+  rasterized_points: false,
+  image_element: null,
+  cells_in_view: 0,
+  shapes_drawn: 0,
+  minimap: false,
+};
 const SIBLINGS = [".figure.pdf", ".figure.png", ".figure.thumb.png", SIDECAR_SUFFIX] as const;
 /** Names a snapshot handle may have (what `snapshotBase` makes, and nothing that leaves the folder). */
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
@@ -104,6 +116,17 @@ export async function renderSnapshot(
   req: SnapshotRequest,
   opts: { source?: RenderSource; maxPx?: number } = {},
 ): Promise<{ figure: RenderedFigure; display: DisplaySpec; dpi: number }> {
+  const { inputs, display, dpi } = await gatherSnapshot(s, req, opts);
+  const figure = await onFigureThread("draw", inputs, drawDisplay);
+  return { figure, display, dpi };
+}
+
+/** The request checked and its display's data gathered (`gatherDisplay`), ready to draw. */
+async function gatherSnapshot(
+  s: Session,
+  req: SnapshotRequest,
+  opts: { source?: RenderSource; maxPx?: number },
+): Promise<{ inputs: DrawInputs; display: DisplaySpec; dpi: number }> {
   if (!req || typeof req !== "object" || Array.isArray(req))
     throw new BadRequestError("body: must be a JSON object");
   const display = snapshotDisplay(s, req.display_id);
@@ -120,7 +143,7 @@ export async function renderSnapshot(
     const longest = Math.max(Number(req.width_px) || 1, Number(req.height_px) || 1);
     dpi = Math.min(dpi, (opts.maxPx * 96) / longest);
   }
-  const figure = await renderDisplay(opts.source ?? sessionRenderSource(s), {
+  const inputs = await gatherDisplay(opts.source ?? sessionRenderSource(s), {
     display,
     viewport: req.viewport,
     widthPx: req.width_px,
@@ -129,7 +152,7 @@ export async function renderSnapshot(
     includeMinimap: req.include_minimap === true,
     preview: opts.maxPx !== undefined,
   });
-  return { figure, display, dpi };
+  return { inputs, display, dpi };
 }
 
 /** A preview PNG: the request's frame, at most `PREVIEW_PX` on its longest side; writes nothing. */
@@ -238,45 +261,41 @@ export async function createSnapshot(
     throw new BadRequestError("include_minimap: must be a boolean");
   // the history that goes with the object the render pins (its source is made in the same turn)
   const history = s.appState.compute_history;
-  const { figure, display } = await renderSnapshot(s, req, opts);
-  const sidecar = snapshotSidecar(s, display, req, figure.render, formats, history);
-  const json = JSON.stringify(sidecar);
+  const { inputs, display } = await gatherSnapshot(s, req, opts);
+  const draft = snapshotSidecar(s, display, req, NOT_DRAWN, formats, history);
+  // drawn, converted and provenance-stamped on the figure thread; only the files' bytes come back
+  const longest = Math.max(req.width_px, req.height_px);
+  const files = await onFigureThread(
+    "snapshot",
+    {
+      draw: inputs,
+      sidecar: draft as unknown as Record<string, unknown>,
+      pngKey: SNAPSHOT_PNG_KEY,
+      pdf: formats.includes("pdf")
+        ? {
+            title: draft.label || `${draft.dataset} (${draft.kind})`,
+            subject: `Tessera snapshot; provenance JSON (${SNAPSHOT_PNG_KEY}) in Keywords`,
+          }
+        : null,
+      pngDpi: formats.includes("png") ? req.dpi : null,
+      thumbDpi: (THUMBNAIL_PX * 96) / longest,
+    },
+    snapshotFiles,
+  );
+  const sidecar = { ...draft, render: files.render };
   const base = snapshotBase(s.name);
   const at = (suffix: string) => join(dataDir, `${base}${suffix}`);
-  // PDF (JS on this thread), PNG and thumbnail (librsvg on the thread pool) are made at once.
   const targets: string[] = [];
-  const write = async (suffix: string, make: () => Promise<Uint8Array>): Promise<void> => {
+  const write = async (suffix: string, bytes: Uint8Array | null): Promise<void> => {
+    if (!bytes) return;
     targets.push(at(suffix));
-    await writeAtomic(at(suffix), await make());
+    await writeAtomic(at(suffix), bytes);
   };
-  const longest = Math.max(req.width_px, req.height_px);
-  const tasks: Promise<void>[] = [];
-  if (formats.includes("pdf"))
-    tasks.push(
-      write(".figure.pdf", () =>
-        svgToPdf(figure.svg, {
-          widthPt: figure.widthPt,
-          heightPt: figure.heightPt,
-          info: {
-            Title: sidecar.label || `${sidecar.dataset} (${sidecar.kind})`,
-            Subject: `Tessera snapshot; provenance JSON (${SNAPSHOT_PNG_KEY}) in Keywords`,
-            Keywords: json,
-          },
-        }),
-      ),
-    );
-  if (formats.includes("png"))
-    tasks.push(
-      write(".figure.png", async () =>
-        addPngText(await svgToPng(figure.svg, { dpi: req.dpi }), SNAPSHOT_PNG_KEY, json),
-      ),
-    );
-  tasks.push(
-    write(".figure.thumb.png", async () =>
-      addPngText(await svgToPng(figure.svg, { dpi: (THUMBNAIL_PX * 96) / longest }), SNAPSHOT_PNG_KEY, json),
-    ),
-  );
-  const settled = await Promise.allSettled(tasks);
+  const settled = await Promise.allSettled([
+    write(".figure.pdf", files.pdf),
+    write(".figure.png", files.png),
+    write(".figure.thumb.png", files.thumb),
+  ]);
   const failed = settled.find((r) => r.status === "rejected");
   try {
     if (failed) throw failed.reason;
@@ -285,7 +304,7 @@ export async function createSnapshot(
     await Promise.all(targets.map((p) => rm(p, { force: true })));
     throw err;
   }
-  return { status: "ok", name: base, formats, rasterized_points: figure.render.rasterized_points };
+  return { status: "ok", name: base, formats, rasterized_points: files.render.rasterized_points };
 }
 
 /** Every snapshot in the data dir (sidecars that parse), newest first. */
