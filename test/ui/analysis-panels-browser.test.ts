@@ -33,7 +33,7 @@ beforeAll(async () => {
   const appDir = join(await mkdtemp(join(tmpdir(), "tessera-panels-")), "app");
   await buildWebApp({ outdir: appDir });
   ts = await startTestServer({
-    demo: { nCells: 600, nGenes: 30, imageSize: 256, nTranscripts: 400 },
+    demo: { nCells: 600, nGenes: 30, imageSize: 512, nTranscripts: 400 },
     config: { staticDir: appDir },
   });
   sid = await ts.openDemo();
@@ -334,7 +334,9 @@ d("data inspector", () => {
     await clearToasts();
     await shoot(page.locator("tessera-app"), join(SHOTS, "inspector-03-image.png"));
     await page.locator('[data-inspect="labels:cell_labels"]').click();
-    expect(await page.locator("[data-testid=inspector-raster]").textContent()).toContain("256 × 256");
+    expect(await page.locator("[data-testid=inspector-raster]").textContent()).toContain(
+      "512 × 512, 256 × 256",
+    );
   });
 });
 
@@ -361,6 +363,20 @@ d("save dialog and blocking overlay", () => {
     await dlg.locator("[data-testid=save-prefix]").fill("trimmed");
     expect(await dlg.locator("[data-testid=save-preview]").textContent()).toBe(
       `${join(ts.dataDir, "exports")}/trimmed-<content hash>.sdata.zarr.zip`,
+    );
+    // The image's resolution slider: writing from level 1 costs the coarser levels only.
+    const item = dlg.locator('[data-save-item="images:morphology"]');
+    const full = (await item.locator("[data-size]").textContent())!;
+    expect(await item.locator("[data-level-label]").textContent()).toContain("finest 512 × 512 px");
+    await item.locator("input[type=range]").evaluate((el) => {
+      (el as HTMLInputElement).value = "1";
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    await expect
+      .poll(() => item.locator("[data-level-label]").textContent())
+      .toContain("finest 256 × 256 px");
+    expect(Number.parseFloat((await item.locator("[data-size]").textContent())!)).toBeLessThan(
+      Number.parseFloat(full),
     );
     // Drop the image: k of n drops by one.
     await dlg.locator('[data-save-item="images:morphology"] input[type=checkbox]').uncheck();
