@@ -189,7 +189,7 @@ export class EmbeddingCanvas extends CanvasBase {
       this.n = n;
       this.center = [(lo[0]! + hi[0]!) / 2, (lo[1]! + hi[1]!) / 2, is3d ? (lo[2]! + hi[2]!) / 2 : 0];
       this.extent = Math.max(hi[0]! - lo[0]!, hi[1]! - lo[1]!, is3d ? hi[2]! - lo[2]! : 0, 1e-6);
-      const first = !this.geomKey;
+      const first = !this.geomKey || changed.has("source");
       this.geomKey = key;
       if (first) {
         const vp = this.display?.viewport as Partial<EmbViewState> | undefined;

@@ -245,7 +245,8 @@ export class SpatialCanvas extends CanvasBase {
         if (y < y0) y0 = y;
         if (y > y1) y1 = y;
       }
-      const first = !this.positions;
+      // A new source (another session, e.g. a subset's child) starts from its display's camera, or fits.
+      const first = !this.positions || changed.has("source");
       this.positions = pos;
       this.n = n;
       this.bounds = n ? [x0, y0, x1, y1] : null;
