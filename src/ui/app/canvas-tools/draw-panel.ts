@@ -1,8 +1,9 @@
 /**
  * `<tessera-draw-panel>`: the body of one of the canvas tools' sidebar tabs — Regions, Annotations or
  * Subset (client.md 1.1, 9–11) — over the app's one `DrawController`. The sidebar owns the tab strip;
- * `drawTabs` gives it the three tabs, each labelled "(unavailable — <reason>)" when this browser may
- * not edit (client.md 12.2; the controls then stay visible but disabled). Showing a tab's panel arms
+ * `drawTabs` gives it the three tabs. When this browser may not edit, the panel's first line reads
+ * "<Tab> (unavailable — <reason>)" (client.md 12.2; the sidebar's one-line tab strip has no room for
+ * it) and the controls stay visible but disabled. Showing a tab's panel arms
  * its tool on the canvases; leaving it (another tab, the sidebar closed) disarms them.
  */
 import { css, html, LitElement, nothing, type PropertyValues, type TemplateResult } from "lit";
@@ -30,11 +31,10 @@ export interface ToolSidebarTab {
  * session state or presence re-renders it.
  */
 export function drawTabs(controller: DrawController, watch: unknown): ToolSidebarTab[] {
-  const ro = controller.readOnlyReason;
+  // The sidebar's tab strip is one line: the "(unavailable — <reason>)" label is the panel's first line.
   return TOOL_TABS.map(([id, name]) => ({
     id,
-    label:
-      ro && controller.host.mode === "live" && controller.host.state ? `${name} (unavailable — ${ro})` : name,
+    label: name,
     render: () =>
       html`<tessera-draw-panel .controller=${controller} .tab=${id} .watch=${watch}></tessera-draw-panel>`,
   }));
@@ -277,7 +277,13 @@ export class DrawPanel extends LitElement {
     const c = this.controller;
     if (!c) return html``;
     const ro = c.readOnlyReason;
-    return html`${ro ? html`<div class="note" data-testid="unavailable">Unavailable — ${ro}. You can look, not change.</div>` : nothing}
+    return html`${
+      ro
+        ? html`<div class="note" data-testid="unavailable">
+          ${TOOL_TABS.find(([t]) => t === this.tab)?.[1]} (unavailable — ${ro}). You can look, not change.
+        </div>`
+        : nothing
+    }
       ${this.tab === "regions" ? renderRegionsPanel(c) : this.tab === "annotations" ? renderAnnotationsPanel(c) : renderSubsetPanel(c)}`;
   }
 }
