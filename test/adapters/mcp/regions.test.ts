@@ -6,6 +6,8 @@
  * page; a plot's PNG and its redraw after the data it shows changed. A human holding the lock makes
  * every mutating tool fail with the lock error, and bad arguments are tool errors naming them.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DenseArray, SparseMatrix } from "../../../src/sdk/data/arrays.js";
@@ -219,6 +221,20 @@ describe("annotate_region and view_plot", () => {
       status: "drawn",
     });
     expect((redrawn.content[0] as { type: string }).type).toBe("image");
+    // export_figure with the plot: its files in the data dir, the SVG byte for byte the figure route's.
+    const out = await mcp.ok<{ files: string[]; missing: string[] }>("export_figure", {
+      plot_id: plot.id,
+      formats: ["svg", "png", "pdf"],
+    });
+    expect(out.missing).toEqual(["pdf"]); // the test plot is drawn as SVG only
+    expect(out.files.map((f) => f.slice(f.lastIndexOf(".")))).toEqual([".svg", ".png"]);
+    const svgRoute = Buffer.from(
+      await (await t.api(`/api/sessions/${sid}/plots/${plot.id}/figure?fmt=svg`)).arrayBuffer(),
+    );
+    expect(readFileSync(join(t.dataDir, out.files[0]!)).equals(svgRoute)).toBe(true);
+    expect((await sharp(readFileSync(join(t.dataDir, out.files[1]!))).metadata()).format).toBe("png");
+    const both = await mcp.call("export_figure", { plot_id: plot.id, display_id: "x" });
+    expect(text(both)).toMatch(/display_id or plot_id/);
     const unknown = await mcp.call("view_plot", { plot_id: "nope" });
     expect(unknown.structuredContent).toMatchObject({ status: 404 });
     expect(text(unknown)).toMatch(/plot_id/);

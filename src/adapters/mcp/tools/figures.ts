@@ -1,22 +1,14 @@
-/** Tools 20 and 33: a drawn plot as an image (`view_plot`), a publication snapshot (`export_figure`). */
-import { NotFoundError } from "../../../sdk/errors.js";
-import { svgToPng } from "../../../sdk/figures/export.js";
+/**
+ * Tools 20 and 33: a drawn plot as an image (`view_plot`); a publication snapshot of a display, or a
+ * plot's figure files, written into the data dir (`export_figure`).
+ */
+import { BadRequestError, NotFoundError } from "../../../sdk/errors.js";
+import { exportPlotFigure, type PlotFormat, plotPng } from "../../../sdk/figures/plot-export.js";
 import { createSnapshot, snapshotDisplay } from "../../../sdk/figures/snapshots.js";
 import { fitViewport } from "../../../sdk/figures/vision.js";
 import type { Session } from "../../../sdk/session/session.js";
 import { S, type ToolContext, tool } from "../tool.js";
 import { awaitJob } from "../wait.js";
-
-/** Dpi an SVG-only plot figure is rasterised at for the agent (checkpoints store plot PNGs at 130). */
-const PLOT_PNG_DPI = 130;
-
-/** A drawn plot's PNG (its stored PNG, else its SVG rasterised), or null when it has no figure. */
-async function plotPng(s: Session, plotId: string): Promise<Uint8Array | null> {
-  const png = await s.figure(plotId, "png");
-  if (png) return png;
-  const svg = await s.figure(plotId, "svg");
-  return svg ? svgToPng(new TextDecoder().decode(svg), { dpi: PLOT_PNG_DPI }) : null;
-}
 
 /** Redraw a plot with the agent's lock and wait for it; the plot's status after. */
 async function redrawn(s: Session, plotId: string, timeoutS: number, ctx: ToolContext): Promise<string> {
@@ -86,11 +78,12 @@ export const viewPlot = tool<{
 interface ExportArgs {
   session_id?: string;
   display_id?: string;
+  plot_id?: string;
   viewport?: { target: [number, number]; zoom: number } | "fit";
   width_px: number;
   height_px: number;
   dpi: number;
-  formats: ("pdf" | "png")[];
+  formats: PlotFormat[];
   label?: string;
   include_minimap: boolean;
 }
@@ -99,7 +92,7 @@ interface ExportArgs {
 export const exportFigure = tool<ExportArgs>({
   name: "export_figure",
   description:
-    "Writes a publication snapshot of a display into the snapshot gallery in the data dir (PDF and/or PNG with provenance, plus a thumbnail and a JSON sidecar), exactly as the web app's snapshot dialog. viewport: {target, zoom}, 'fit', or omitted for the display's saved viewport. Returns the snapshot's name and files.",
+    "Writes a publication snapshot of a display into the snapshot gallery in the data dir (PDF and/or PNG with provenance, plus a thumbnail and a JSON sidecar), exactly as the web app's snapshot dialog. viewport: {target, zoom}, 'fit', or omitted for the display's saved viewport. Returns the snapshot's name and files. With plot_id instead, the plot's figure (formats pdf, png, svg) is written into the data dir.",
   inputSchema: {
     type: "object",
     additionalProperties: false,
@@ -108,6 +101,10 @@ export const exportFigure = tool<ExportArgs>({
       display_id: S.str("The display (default: the first spatial display).", {
         minLength: 1,
         maxLength: 128,
+      }),
+      plot_id: S.str("A drawn plot to write instead of a display (list_plots).", {
+        minLength: 1,
+        maxLength: 200,
       }),
       viewport: {
         oneOf: [
@@ -129,10 +126,11 @@ export const exportFigure = tool<ExportArgs>({
       formats: {
         type: "array",
         minItems: 1,
-        maxItems: 2,
+        maxItems: 3,
         uniqueItems: true,
-        items: { type: "string", enum: ["pdf", "png"] },
+        items: { type: "string", enum: ["pdf", "png", "svg"] },
         default: ["pdf", "png"],
+        description: "Files to write: pdf and/or png (svg for a plot only).",
       },
       label: S.str("A caption kept with the snapshot.", { maxLength: 500 }),
       include_minimap: S.bool("Draw the minimap.", false),
@@ -140,19 +138,33 @@ export const exportFigure = tool<ExportArgs>({
   },
   async run(a, { service, agent }) {
     const s = service.readySession(agent.sessionId(a.session_id), "export_figure");
+    const dataDir = service.config.dataDir;
+    if (a.plot_id !== undefined) {
+      if (a.display_id !== undefined) throw new BadRequestError("give display_id or plot_id, not both");
+      return {
+        structured: {
+          plot_id: a.plot_id,
+          ...(await exportPlotFigure(s, dataDir, a.plot_id, a.formats)),
+          data_dir: dataDir,
+        },
+      };
+    }
+    if (a.formats.includes("svg"))
+      throw new BadRequestError(
+        "formats: a display snapshot is written as 'pdf' and/or 'png' ('svg' is for a plot_id)",
+      );
     service.resources.admit("rendering a snapshot");
     const display = snapshotDisplay(s, a.display_id);
     const vp =
       a.viewport === "fit"
         ? await fitViewport(s, display, a.width_px, a.height_px)
         : (a.viewport ?? { target: display.viewport.target.slice(0, 2), zoom: display.viewport.zoom });
-    const dataDir = service.config.dataDir;
     const out = await createSnapshot(s, dataDir, {
       viewport: { target: [Number(vp.target[0]), Number(vp.target[1])], zoom: vp.zoom },
       width_px: a.width_px,
       height_px: a.height_px,
       dpi: a.dpi,
-      formats: a.formats,
+      formats: a.formats as ("pdf" | "png")[],
       display_id: display.id,
       include_minimap: a.include_minimap,
       ...(a.label !== undefined ? { label: a.label } : {}),
