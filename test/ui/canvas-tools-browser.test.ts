@@ -386,4 +386,67 @@ d("canvas tools", () => {
     ).affine;
     for (const [i, v] of raw.entries()) expect(v).toBeCloseTo(i === 5 ? -12.5 : got[i]!, 9);
   });
+
+  it("labels a region drawn on the embedding canvas, sent as the rows inside (cell_indices)", async () => {
+    const clientId = (await page.evaluate(() => localStorage.getItem("tessera-client-id")))!;
+    const job = await ts.api(`/api/sessions/${sid}/jobs`, {
+      method: "POST",
+      clientId,
+      json: { namespace: "sc.pp", function: "pca", params: { n_comps: 5 } },
+    });
+    expect(job.status, await job.clone().text()).toBe(200);
+    expect((await ts.waitJob(sid, ((await job.json()) as { job_id: string }).job_id, 120_000)).status).toBe(
+      "completed",
+    );
+    const pca = tableFromIPC(
+      new Uint8Array(await (await ts.api(`/api/sessions/${sid}/data/obsm:X_pca`)).arrayBuffer()),
+    );
+    const [px, py] = [
+      pca.getChild("d0")!.toArray() as Float32Array,
+      pca.getChild("d1")!.toArray() as Float32Array,
+    ];
+    const posts: unknown[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "POST" && new URL(r.url()).pathname.endsWith("/annotate"))
+        posts.push(r.postDataJSON());
+    });
+    await page.locator("[data-view=embeddings]").click();
+    const emb = page.locator('tessera-embedding-canvas[data-ready="1"]');
+    await emb.waitFor({ timeout: 60_000 });
+    await page.locator("[data-sidebar-tab=regions]").click();
+    await page.locator("[data-testid=region-set]").fill("pca_zones");
+    await page.locator("[data-testid=region-category]").fill("left");
+    const eb = (await emb.boundingBox())!;
+    for (const [fx, fy] of [
+      [0.2, 0.2],
+      [0.5, 0.2],
+      [0.5, 0.85],
+      [0.2, 0.85],
+    ] as const)
+      await page.mouse.click(eb.x + eb.width * fx, eb.y + eb.height * fy);
+    await page.locator("[data-testid=finish-region]").click();
+    const ring = (await controller<number[][][]>("(c) => c.drawing.rings"))[0]!;
+    expect(await controller<string>("(c) => c.drawing.canvas")).toBe("embedding");
+    const rows: number[] = [];
+    for (let i = 0; i < px.length; i++) if (inside(px[i]!, py[i]!, ring)) rows.push(i);
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rows.length).toBeLessThan(px.length);
+    const apply = page.locator("[data-testid=apply-label]");
+    await expect.poll(() => apply.textContent()).toContain(`n=${rows.length}`);
+    // A region drawn on the embedding cannot be outlined as shapes (they live in world space).
+    expect(await page.locator("[data-testid=annotate-region]").isDisabled()).toBe(true);
+    await shot("regions-embedding");
+    await apply.click();
+    await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
+    expect(posts[0]).toMatchObject({ cell_indices: rows, region_set: "pca_zones", category: "left" });
+    await expect
+      .poll(
+        async () => {
+          const v = await ts.api(`/api/sessions/${sid}/obs/pca_zones/values`);
+          return v.status === 200 ? ((await v.json()) as { values: unknown[] }).values : null;
+        },
+        { timeout: 60_000 },
+      )
+      .toContainEqual({ value: "left", count: rows.length });
+  }, 180_000);
 });
