@@ -145,6 +145,26 @@ d("presence and the edit lock", () => {
     await expect.poll(() => badge(b).textContent(), { timeout: 20_000 }).toContain("Locked to you");
     await expect.poll(() => badge(a).textContent(), { timeout: 20_000 }).toContain("Locked: Ada Lovelace");
     expect(await a.locator("[data-testid=read-only]").textContent()).toContain("locked by Ada Lovelace");
+    // A shape added by the holder shows on the other viewer's canvas (its events re-read the shapes).
+    const add = await ts.api(`/api/sessions/${sid}/shape-annotations`, {
+      method: "POST",
+      clientId: (await storage(b, "tessera-client-id"))!,
+      json: {
+        kind: "box",
+        points: [
+          [0, 0],
+          [50, 40],
+        ],
+        color: "#ff7f00",
+      },
+    });
+    expect(add.status, await add.clone().text()).toBe(200);
+    const shapeId = ((await add.json()) as { shape_id: string }).shape_id;
+    await expect
+      .poll(() => a.locator(`[data-testid=overlay-spatial] [data-shape="${shapeId}"]`).count(), {
+        timeout: 30_000,
+      })
+      .toBe(1);
     // The heartbeat: a presence POST about every 5 s.
     await expect.poll(() => beats.length, { timeout: 30_000 }).toBeGreaterThanOrEqual(3);
     const gaps = beats.slice(1).map((t, i) => t - beats[i]!);
