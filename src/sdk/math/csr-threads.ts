@@ -1,12 +1,20 @@
 /**
- * Element-wise passes over a sparse matrix's stored values shared among threads (normalize_total's
- * row scaling, log1p): each thread writes its own range of a new shared output array, so the result is
- * the one-thread result exactly. Small inputs (where starting a worker costs more than it saves) and
+ * Passes over a sparse matrix's stored values shared among threads (normalize_total's row scaling,
+ * log1p, highly_variable_genes' column means and variances): each thread writes its own range of a
+ * new shared output array (or its own blocks' sums), so the result does not depend on the threads. Small inputs (where starting a worker costs more than it saves) and
  * arrays off shared memory are done on this thread.
  */
 import { allocArray, type SparseMatrix } from "../data/arrays.js";
-import { csrScaleRows, type ScaleRowsOptions, scaledRows, scaleRowsRange, scaleRowsTarget } from "./csr.js";
-import { onSharedMemory, rowShares, runRowKernel } from "./row-threads.js";
+import {
+  csrScaleRows,
+  finishMeanVar,
+  type MeanVar,
+  type ScaleRowsOptions,
+  scaledRows,
+  scaleRowsRange,
+  scaleRowsTarget,
+} from "./csr.js";
+import { onSharedMemory, rowShares, runKernelThreads, runRowKernel } from "./row-threads.js";
 
 /** Fewer stored values than this and a worker's start (~30 ms) costs more than it saves. */
 const MIN_VALUES = 4_000_000;
@@ -99,4 +107,174 @@ export async function log1pValues(
   const bounds = Array.from({ length: threads + 1 }, (_, p) => Math.floor((src.length * p) / threads));
   await runRowKernel(log1pRange, bounds, (p) => [src, out, bounds[p], bounds[p + 1], lb, f32], signal);
   return out;
+}
+
+/** The transform `csrColumnMeanVarAsync` applies before summing (a tag: functions cannot cross threads). */
+export type StoredTransform =
+  /** The stored value itself. */
+  | { readonly kind: "none" }
+  /**
+   * expm1 (highly_variable_genes' seurat flavour undoing log1p), of v · ln(base) when `logBase` is set;
+   * on float32 data in float32 as scanpy (`fround` after each step).
+   */
+  | { readonly kind: "expm1"; readonly logBase: number | null };
+
+/**
+ * Column sums and sums of squares of rows r ∈ [bounds[q], bounds[q+1]) for each block q0 ≤ q < q1 into
+ * that block's `cols`-long slice of `sums`/`sq` (rows whose `rowMask` byte is 0 skipped; `used[q]`
+ * counts the others). `tf` 1 applies expm1 (of v · lb when `hasBase`), through a cache on the float32
+ * value's bits as `mapFloat32Cached`; `f32` squares in float32. Self-contained (it runs in workers as is).
+ */
+export function meanVarBlocks(
+  indptr: ArrayLike<number>,
+  indices: ArrayLike<number>,
+  data: Float32Array | Float64Array,
+  rowMask: Uint8Array | null,
+  bounds: Int32Array,
+  q0: number,
+  q1: number,
+  cols: number,
+  sums: Float64Array,
+  sq: Float64Array,
+  used: Int32Array,
+  tf: number,
+  lb: number,
+  hasBase: number,
+  f32: number,
+): void {
+  const isF32 = data instanceof Float32Array;
+  const f = (v: number): number => {
+    if (!tf) return v;
+    if (isF32) return Math.fround(Math.expm1(hasBase ? Math.fround(v * lb) : v));
+    return Math.expm1(hasBase ? v * lb : v);
+  };
+  const square = (v: number): number => (f32 ? Math.fround(v * v) : v * v);
+  const cached = tf !== 0 && isF32;
+  const mask = 4095;
+  const bits = cached ? new Uint32Array(data.buffer, data.byteOffset, data.length) : null;
+  const keys = new Uint32Array(mask + 1);
+  const v0 = f(0);
+  const vals = new Float64Array(mask + 1).fill(v0);
+  const sqs = new Float64Array(mask + 1).fill(square(v0));
+  for (let q = q0; q < q1; q++) {
+    const base = q * cols;
+    let n = 0;
+    for (let i = bounds[q] as number; i < (bounds[q + 1] as number); i++) {
+      if (rowMask && !rowMask[i]) continue;
+      n++;
+      const end = indptr[i + 1] as number;
+      if (bits) {
+        for (let k = indptr[i] as number; k < end; k++) {
+          const b = bits[k] as number;
+          const h = (b ^ (b >>> 12) ^ (b >>> 24)) & mask;
+          if (keys[h] !== b) {
+            const v = f(data[k] as number);
+            keys[h] = b;
+            vals[h] = v;
+            sqs[h] = square(v);
+          }
+          const j = base + (indices[k] as number);
+          sums[j] = (sums[j] as number) + (vals[h] as number);
+          sq[j] = (sq[j] as number) + (sqs[h] as number);
+        }
+      } else {
+        for (let k = indptr[i] as number; k < end; k++) {
+          const v = f(data[k] as number);
+          const j = base + (indices[k] as number);
+          sums[j] = (sums[j] as number) + v;
+          sq[j] = (sq[j] as number) + square(v);
+        }
+      }
+    }
+    used[q] = n;
+  }
+}
+
+/** Row blocks of `csrColumnMeanVarAsync`: fixed, so the sums do not depend on the thread count. */
+const MEAN_VAR_BLOCKS = 4;
+
+/**
+ * Column means and variances (`ddof`) of a CSR matrix's stored values after `transform`, as
+ * `csrColumnMeanVar`, with the rows in four fixed blocks of like stored entries summed separately and
+ * then added in block order (the same sums on any number of threads); the blocks are shared among
+ * `threads` threads when the matrix is large and on shared memory.
+ */
+export async function csrColumnMeanVarAsync(
+  m: SparseMatrix,
+  opts: {
+    readonly ddof?: number;
+    readonly float32Squares?: boolean;
+    readonly rowMask?: Uint8Array;
+    readonly transform?: StoredTransform;
+  },
+  threads: number,
+  signal?: AbortSignal,
+): Promise<MeanVar> {
+  if (m.kind !== "csr") throw new Error("csrColumnMeanVarAsync: expected a CSR matrix");
+  const n = m.shape[0];
+  const cols = m.shape[1];
+  const { indptr, indices } = m;
+  if (indptr instanceof BigInt64Array || indices instanceof BigInt64Array)
+    throw new Error("csrColumnMeanVarAsync: int64 indices are not supported here");
+  const data = m.data instanceof Float32Array || m.data instanceof Float64Array ? m.data : null;
+  if (!data) throw new Error("csrColumnMeanVarAsync: expected float32 or float64 values");
+  const blocks = Math.max(1, Math.min(MEAN_VAR_BLOCKS, n));
+  const bounds = Int32Array.from(rowShares(indptr, n, blocks));
+  const shared = threads > 1 && data.length >= MIN_VALUES && onSharedMemory(indptr, indices, data);
+  const alloc = (len: number) =>
+    shared ? new Float64Array(new SharedArrayBuffer(len * 8)) : new Float64Array(len);
+  const sums = alloc(blocks * cols);
+  const sq = alloc(blocks * cols);
+  const used = shared ? new Int32Array(new SharedArrayBuffer(blocks * 4)) : new Int32Array(blocks);
+  const mask = opts.rowMask ?? null;
+  const rowMask =
+    mask && shared && !onSharedMemory(mask)
+      ? (() => {
+          const c = new Uint8Array(new SharedArrayBuffer(mask.length));
+          c.set(mask);
+          return c;
+        })()
+      : mask;
+  const tf = opts.transform?.kind === "expm1" ? opts.transform : null;
+  const lb = tf && tf.logBase !== null ? Math.log(tf.logBase) : 0;
+  const hasBase = tf && tf.logBase !== null ? 1 : 0;
+  const args = (q0: number, q1: number) => [
+    indptr,
+    indices,
+    data,
+    rowMask,
+    bounds,
+    q0,
+    q1,
+    cols,
+    sums,
+    sq,
+    used,
+    tf ? 1 : 0,
+    lb,
+    hasBase,
+    opts.float32Squares ? 1 : 0,
+  ];
+  if (!shared) {
+    for (let q = 0; q < blocks; q++) {
+      signal?.throwIfAborted();
+      meanVarBlocks(...(args(q, q + 1) as Parameters<typeof meanVarBlocks>));
+    }
+  } else {
+    const parts = Math.min(threads, blocks);
+    const cut = (p: number) => Math.floor((blocks * p) / parts);
+    await runKernelThreads(meanVarBlocks, parts, (p) => args(cut(p), cut(p + 1)), signal);
+  }
+  // Blocks added in order.
+  const total = new Float64Array(cols);
+  const totalSq = new Float64Array(cols);
+  let rows = 0;
+  for (let q = 0; q < blocks; q++) {
+    rows += used[q] as number;
+    for (let j = 0; j < cols; j++) {
+      total[j] = (total[j] as number) + (sums[q * cols + j] as number);
+      totalSq[j] = (totalSq[j] as number) + (sq[q * cols + j] as number);
+    }
+  }
+  return finishMeanVar(total, totalSq, rows, opts.ddof ?? 0);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { allocArray, type SparseMatrix } from "../../../src/sdk/data/arrays.js";
-import { csrScaleRows } from "../../../src/sdk/math/csr.js";
-import { csrScaleRowsAsync, log1pValues } from "../../../src/sdk/math/csr-threads.js";
+import { csrColumnMeanVar, csrScaleRows } from "../../../src/sdk/math/csr.js";
+import { csrColumnMeanVarAsync, csrScaleRowsAsync, log1pValues } from "../../../src/sdk/math/csr-threads.js";
 import { Rng } from "../../../src/sdk/math/rng.js";
 
 /** A CSR matrix of `n` rows × `per` values, values small counts scaled per row (they repeat). */
@@ -75,5 +75,44 @@ describe("element-wise passes on two threads", () => {
     const one = await csrScaleRowsAsync(small, factors.subarray(0, 1), { divide: true }, 2);
     expect(one.data).toEqual(csrScaleRows(small, factors.subarray(0, 1), { divide: true }).data);
     await expect(csrScaleRowsAsync(m, factors.subarray(0, 2), {}, 2)).rejects.toThrow(/2 factors/);
+  });
+
+  it("column means and variances in fixed row blocks: the same on one and two threads, as the one-pass sums", async () => {
+    const rowMask = new Uint8Array(n).map((_, i) => (i % 5 === 3 ? 0 : 1));
+    const cases = [
+      { transform: { kind: "none" as const }, tf: undefined, rowMask: undefined },
+      {
+        transform: { kind: "expm1" as const, logBase: null },
+        tf: (v: number) => Math.fround(Math.expm1(v)),
+        rowMask,
+      },
+      {
+        transform: { kind: "expm1" as const, logBase: 2 },
+        tf: (v: number) => Math.fround(Math.expm1(Math.fround(v * Math.log(2)))),
+        rowMask: undefined,
+      },
+    ];
+    for (const c of cases) {
+      const opts = {
+        ddof: 1,
+        float32Squares: true,
+        transform: c.transform,
+        ...(c.rowMask ? { rowMask: c.rowMask } : {}),
+      };
+      const two = await csrColumnMeanVarAsync(m, opts, 2);
+      const one = await csrColumnMeanVarAsync(m, opts, 1);
+      expect(differences(two.mean, one.mean)).toBe(0);
+      expect(differences(two.var, one.var)).toBe(0);
+      const want = csrColumnMeanVar(m, {
+        ddof: 1,
+        float32Squares: true,
+        ...(c.tf ? { transform: c.tf } : {}),
+        ...(c.rowMask ? { rowMask: c.rowMask } : {}),
+      });
+      for (let j = 0; j < per; j++) {
+        expect(Math.abs(two.mean[j]! - want.mean[j]!)).toBeLessThanOrEqual(1e-12 * Math.abs(want.mean[j]!));
+        expect(Math.abs(two.var[j]! - want.var[j]!)).toBeLessThanOrEqual(1e-10 * Math.abs(want.var[j]!));
+      }
+    }
   });
 });

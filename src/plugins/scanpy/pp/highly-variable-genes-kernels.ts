@@ -7,7 +7,7 @@
  * √n). Batches are handled as scanpy does: per batch, then merged.
  */
 import type { SparseMatrix } from "../../../sdk/data/arrays.js";
-import { csrColumnMeanVar, csrColumnNnz, numberData } from "../../../sdk/math/csr.js";
+import { csrColumnMeanVar, csrColumnNnz, type MeanVar, numberData } from "../../../sdk/math/csr.js";
 import { loess } from "../../../sdk/math/loess.js";
 
 /** Cutoffs of the dispersion flavours (ignored when `n_top_genes` is set). */
@@ -142,11 +142,14 @@ function nthHighest(x: Float64Array, n: number, log?: (t: string) => void): numb
 /**
  * Dispersion-flavour HVG on the rows of `rowMask` (all rows when null) of a CSR matrix: means,
  * dispersions, normalised dispersions and the selection, as `_highly_variable_genes_single_batch`.
+ * `meanVar`: the columns' means and variances (ddof 1, after the flavour's expm1) when the caller has
+ * them already (computed on the job's threads); else they are computed here.
  */
 export function dispersionHvg(
   x: SparseMatrix,
   rowMask: Uint8Array | null,
   s: DispersionSettings,
+  meanVar?: MeanVar,
 ): DispersionHvg {
   const nGenes = x.shape[1];
   let filt: Uint8Array | null = null;
@@ -173,7 +176,7 @@ export function dispersionHvg(
     ...(rowMask ? { rowMask } : {}),
     ...(transform ? { transform } : {}),
   };
-  const mv = csrColumnMeanVar(x, opts);
+  const mv = meanVar ?? csrColumnMeanVar(x, opts);
   // Genes kept for the computation (all, or those expressed).
   const kept: number[] = [];
   for (let g = 0; g < nGenes; g++) if (!filt || filt[g]) kept.push(g);

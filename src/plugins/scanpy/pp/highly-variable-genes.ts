@@ -9,6 +9,7 @@ import { nObs, type Table } from "../../../sdk/data/table.js";
 import { unsDict, unsGet } from "../../../sdk/data/uns.js";
 import type { OpContext } from "../../../sdk/jobs/operation.js";
 import { numberData } from "../../../sdk/math/csr.js";
+import { csrColumnMeanVarAsync } from "../../../sdk/math/csr-threads.js";
 import {
   activeTable,
   asCsr,
@@ -205,7 +206,24 @@ export async function highly_variable_genes(
       vr.highly_variable_nbatches = i32Column(r.nBatches);
       vr.highly_variable_intersection = boolColumn(r.intersection);
     } else {
-      const r = dispersionHvg(x, null, settings);
+      // The one pass over every stored value, on the job's threads (plain float data, 32-bit indices).
+      const threaded =
+        (x.data instanceof Float32Array || x.data instanceof Float64Array) &&
+        x.indptr instanceof Int32Array &&
+        x.indices instanceof Int32Array;
+      const mv = threaded
+        ? await csrColumnMeanVarAsync(
+            x,
+            {
+              ddof: 1,
+              float32Squares: x.dtype === "float32",
+              transform: flavor === "seurat" ? { kind: "expm1", logBase } : { kind: "none" },
+            },
+            ctx.threads,
+            ctx.signal,
+          )
+        : undefined;
+      const r = dispersionHvg(x, null, settings, mv);
       hv = r.highlyVariable;
       vr.highly_variable = boolColumn(hv);
       vr.means = f64Column(r.means);
