@@ -18,11 +18,11 @@ import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import type { FieldTable, FieldValue } from "./data/field.js";
 import type { SpatialData } from "./data/spatialdata.js";
-import { BadRequestError, NotFoundError } from "./errors.js";
+import { NotFoundError } from "./errors.js";
 import type { EventBus } from "./events/bus.js";
 import type { TesseraEvent } from "./events/types.js";
 import type { AppState } from "./io/checkpoint/app-state.js";
-import { recipeProblems } from "./recipes/check.js";
+import { checkRecipe } from "./recipes/check.js";
 import { parseRecipe, type Recipe, type RecipeCatalogEntry, stepKey } from "./recipes/model.js";
 import type { PreflightResult } from "./recipes/preflight.js";
 import type { RecipeValues } from "./recipes/substitute.js";
@@ -161,7 +161,9 @@ export class TesseraSession {
   }
 
   /**
-   * Run every step of a recipe and wait for all. Steps run in order; a failed step does not stop the
+   * Run every step of a recipe and wait for all. The recipe is checked first, as
+   * {@link Tessera.checkRecipe} does (unknown values and functions, every step's params: one
+   * `BadRequestError` listing all, nothing queued). Steps run in order; a failed step does not stop the
    * later ones. Resolves with every step's outcome (check `status`). `opts.onProgress` hears what the
    * running step reports through `ctx.progress`, `opts.onStep` each step as it ends (in order), with
    * its log: what a command line or a notebook shows while a long recipe runs.
@@ -313,11 +315,11 @@ export class Tessera {
   /**
    * Check a recipe with `values` before loading anything: unknown values, required params without
    * one, unknown functions and every step's params against its schema. Throws a `BadRequestError`
-   * (400) listing every problem; `tessera run` calls it before it opens the input.
+   * (400) listing every problem; `tessera run` calls it before it opens the input, and
+   * {@link TesseraSession.runRecipe} runs the same check before any step is queued.
    */
   checkRecipe(recipe: Recipe, values: RecipeValues = {}): void {
-    const problems = recipeProblems(recipe, this.service.registry, values);
-    if (problems.length) throw new BadRequestError(`recipe ${recipe.meta.name}: ${problems.join("; ")}`);
+    checkRecipe(recipe, this.service.functions, values);
   }
 
   /** Follow the event stream; returns the unsubscribe function. */

@@ -5,6 +5,7 @@
  * is left to the run; everything here is known from the recipe and the registry alone, so `tessera
  * run` and a script fail in a second instead of after loading a large dataset.
  */
+import { BadRequestError } from "../errors.js";
 import { type Recipe, stepKey } from "./model.js";
 import { type RecipeValues, substituteSteps, unknownValues, unresolvedParams } from "./substitute.js";
 
@@ -45,4 +46,15 @@ export function recipeProblems(
     }
   });
   return problems;
+}
+
+/**
+ * Throw a `BadRequestError` (400) listing every problem of {@link recipeProblems}, as
+ * `recipe <name>: <problem>; <problem>…`. `Tessera.checkRecipe` (before loading) and
+ * `Session.runRecipe` (before any step is queued or staged) both call it, so every face refuses a bad
+ * recipe with the same message.
+ */
+export function checkRecipe(recipe: Recipe, registry: RecipeValidator, values: RecipeValues = {}): void {
+  const problems = recipeProblems(recipe, registry, values);
+  if (problems.length) throw new BadRequestError(`recipe ${recipe.meta.name}: ${problems.join("; ")}`);
 }

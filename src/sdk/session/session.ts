@@ -34,15 +34,11 @@ import { Rng } from "../math/rng.js";
 import type { RasterHub, RenderedImage, RenderOptions, SessionRasters } from "../raster/hub.js";
 import type { ImageInfo } from "../raster/info.js";
 import type { ServedBytes, ServedRasterStore } from "../raster/served-store.js";
+import { checkRecipe } from "../recipes/check.js";
 import { type ExportRecipeOptions, exportRecipe } from "../recipes/export.js";
 import { type Recipe, stepKey } from "../recipes/model.js";
 import { type PreflightResult, preflight } from "../recipes/preflight.js";
-import {
-  type RecipeValues,
-  substituteSteps,
-  unknownValues,
-  unresolvedParams,
-} from "../recipes/substitute.js";
+import { type RecipeValues, substituteSteps } from "../recipes/substitute.js";
 import {
   addEntry,
   type Descriptor,
@@ -710,18 +706,10 @@ export class Session {
   ): Promise<RecipeRun> {
     this.assertOpen();
     const values = opts.values ?? {};
-    const extra = unknownValues(recipe, values);
-    if (extra.length)
-      throw new BadRequestError(`recipe ${recipe.meta.name}: no such param(s): ${extra.join(", ")}`);
-    const unresolved = unresolvedParams(recipe, values);
-    if (unresolved.length)
-      throw new BadRequestError(
-        `recipe ${recipe.meta.name}: required param(s) without a value: ${unresolved.join(", ")}`,
-      );
+    // The recipe alone (values, functions, every step's params): the check `Tessera.checkRecipe` runs
+    // before loading, every problem in one 400.
+    checkRecipe(recipe, this.deps.functions, values);
     const steps = substituteSteps(recipe, values);
-    const unknown = [...new Set(steps.map(stepKey).filter((k) => !this.deps.functions.get(k)))];
-    if (unknown.length)
-      throw new BadRequestError(`recipe ${recipe.meta.name}: unknown function(s): ${unknown.join(", ")}`);
     // Hundreds of steps are validated and staged in turns, letting other requests through between.
     const turn = (i: number) => (i > 0 && i % 100 === 0 ? new Promise<void>((r) => setImmediate(r)) : null);
     for (const [i, s] of steps.entries()) {

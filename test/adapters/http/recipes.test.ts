@@ -143,11 +143,19 @@ describe("recipe preflight and run", () => {
       [{ ...sleepRecipe([sleep]), schema_version: 2 }, /schema_version must be 1/],
       [
         sleepRecipe([sleep, { namespace: "custom", function: "nonesuch", params: {} }]),
-        /unknown function\(s\): custom\.nonesuch/,
+        /step 2: unknown function custom\.nonesuch/,
       ],
       [
         sleepRecipe([sleep, { namespace: "custom", function: "sleep", params: { ms: -1 } }]),
-        /step 2 \(custom\.sleep\).*params\.ms/,
+        /step 2: .*params\.ms/,
+      ],
+      // Every problem at once (the check Tessera.checkRecipe runs before loading).
+      [
+        sleepRecipe([
+          { namespace: "custom", function: "nonesuch", params: {} },
+          { namespace: "custom", function: "sleep", params: { ms: -1 } },
+        ]),
+        /step 1: unknown function custom\.nonesuch; step 2: .*params\.ms/,
       ],
       [sleepRecipe([{ namespace: "custom", params: {} }]), /steps\[0\]\.function/],
       [sleepRecipe([sleep], { values: { nope: 1 } }), /no such param\(s\): nope/],

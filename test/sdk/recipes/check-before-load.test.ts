@@ -2,7 +2,8 @@
  * Recipes are checked before anything is loaded: unknown values, required params without one,
  * unknown functions and step params against the operations' schemas, every problem listed; every
  * shipped recipe passes the check with its required params given; `tessera run` fails on a bad
- * recipe without opening its input.
+ * recipe without opening its input; a session's `runRecipe` (the facade's, and HTTP's through it)
+ * runs the same check itself and refuses before any step is queued or staged.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -12,8 +13,11 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCommand } from "../../../src/adapters/cli/run.js";
 import { Registry } from "../../../src/registry/registry.js";
+import { BadRequestError } from "../../../src/sdk/errors.js";
 import { recipeProblems } from "../../../src/sdk/recipes/check.js";
 import { parseRecipe } from "../../../src/sdk/recipes/model.js";
+import { Tessera } from "../../../src/sdk/tessera.js";
+import { demoDataDir } from "../session/helpers.js";
 
 const RECIPES = fileURLToPath(new URL("../../../recipes/", import.meta.url));
 let registry: Registry;
@@ -87,4 +91,47 @@ it("tessera run refuses a bad recipe before it loads the input", async () => {
     ),
   ).rejects.toThrow(/recipe bad: step 2: unknown function sc\.pp\.no_such_step; step 3: .*n_neighbors/);
   expect(lines.some((l) => l.startsWith("loading"))).toBe(false);
+});
+
+it("a session's runRecipe checks the recipe itself: every problem in one 400, nothing queued or staged", async () => {
+  const demoDir = await demoDataDir();
+  const t = await Tessera.start({
+    dataDir: demoDir.dataDir,
+    plugins: ["tessera", "testkit"],
+    config: { computePoolWorkers: 1 },
+  });
+  try {
+    const s = await t.open(demoDir.demo.slice(demoDir.dataDir.length + 1));
+    const events: string[] = [];
+    const stop = t.on((e) => events.push(e.event));
+    const recipe = parseRecipe(
+      {
+        schema_version: 1,
+        meta: { name: "bad_run", description: "Two bad steps after a good one." },
+        steps: [
+          { namespace: "custom", function: "sleep", params: { ms: 1 } },
+          { namespace: "custom", function: "no_such_step", params: {} },
+          { namespace: "custom", function: "sleep", params: { ms: -1 } },
+        ],
+      },
+      "bad_run.json",
+    );
+    // The same message as Tessera.checkRecipe, before loading.
+    expect(() => t.checkRecipe(recipe, { typo: 1 })).toThrow(BadRequestError);
+    const refused = s.runRecipe(recipe, { typo: 1 });
+    await expect(refused).rejects.toBeInstanceOf(BadRequestError);
+    await expect(refused).rejects.toThrow(
+      /^recipe bad_run: no such param\(s\): typo \(params: none\); step 2: unknown function custom\.no_such_step; step 3: .*params\.ms/,
+    );
+    await expect(s.runRecipe(recipe)).rejects.toThrow(
+      /step 2: unknown function custom\.no_such_step; step 3:/,
+    );
+    stop();
+    expect(events.filter((e) => e.startsWith("job."))).toEqual([]);
+    // Neither a queued nor a staged (pending) step was recorded.
+    expect(s.appState.compute_history).toEqual([]);
+  } finally {
+    await t.close();
+    await demoDir.cleanup();
+  }
 });

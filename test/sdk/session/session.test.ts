@@ -497,7 +497,7 @@ describe("recipes on a session", () => {
       ],
     };
     await expect(s.runRecipe(broken, { values: { to: "k" } })).rejects.toThrow(
-      /step 2 \(custom\.rename_obs_column\)/,
+      /step 2: custom\.rename_obs_column: .*params\.old_name: must be string/,
     );
     expect(s.appState.compute_history).toEqual([]);
     const staged = await s.runRecipe(recipe, { values: { to: "kind" }, mode: "stage" });
