@@ -63,6 +63,29 @@ function checkMatrix(m: Matrix, where: string, op: string): Matrix {
   return m;
 }
 
+/**
+ * Refuse a matrix with negative values where an operation expects counts: data already scaled or
+ * centred (`sc.pp.scale`) has them, and normalize_total or log1p on it give NaN or meaningless values
+ * that only surface steps later (highly_variable_genes' "bin edges must be unique"). `where` names the
+ * matrix (`X`, `layers/counts`), `fix` what to do instead. One pass over the stored values; the minimum
+ * is sought only once a negative value is found.
+ */
+export function refuseNegative(m: Matrix, where: string, op: string, fix: string): void {
+  const v = m.data;
+  if (v instanceof Uint8Array || v instanceof Uint16Array || v instanceof Uint32Array) return;
+  if (v instanceof BigUint64Array) return;
+  const x = numberData(v);
+  const n = x.length;
+  let k = 0;
+  while (k < n && !(x[k]! < 0)) k++;
+  if (k === n) return;
+  let min = x[k]!;
+  for (; k < n; k++) if (x[k]! < min) min = x[k]!;
+  throw new Error(
+    `${op}: ${where} has negative values (min ${Number(min.toPrecision(3))}): it looks already scaled or log-transformed; ${fix}`,
+  );
+}
+
 /** A dense 2-d matrix as CSR (zeros dropped). */
 export function denseToCsr(a: DenseArray): SparseMatrix {
   const [rows, cols] = a.shape as [number, number];

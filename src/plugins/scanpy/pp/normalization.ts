@@ -11,7 +11,7 @@ import type { OpContext } from "../../../sdk/jobs/operation.js";
 import { csrRowSums, floatDtypeFor, numberData } from "../../../sdk/math/csr.js";
 import { csrScaleRowsAsync } from "../../../sdk/math/csr-threads.js";
 import { switchCompression } from "../../../sdk/math/sparse.js";
-import { activeTable, asCsr, getMatrix } from "../helpers.js";
+import { activeTable, asCsr, getMatrix, refuseNegative } from "../helpers.js";
 
 /** Params of `normalize_total`. */
 export interface NormalizeTotalParams {
@@ -58,6 +58,12 @@ export async function normalize_total(
   if (maxFraction < 0 || maxFraction > 1)
     throw new Error(`${op}: choose max_fraction between 0 and 1 (got ${maxFraction})`);
   const input = await getMatrix(t, params.layer, op);
+  refuseNegative(
+    input,
+    params.layer ? `layers/${params.layer}` : "X",
+    op,
+    "normalize_total expects counts: run it on raw counts (a counts layer through `layer`), before sc.pp.log1p and sc.pp.scale",
+  );
   const x: Matrix = input.kind === "csc" ? switchCompression(input) : input;
   const csr = x.kind === "dense" ? asCsr(x) : x;
   const n = csr.shape[0];

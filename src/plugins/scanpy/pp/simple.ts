@@ -21,7 +21,15 @@ import {
   residualsInto,
   rowMatrix,
 } from "../../../sdk/math/regression.js";
-import { activeTable, asCsr, getMatrix, i32Column, subsetObs, subsetVar } from "../helpers.js";
+import {
+  activeTable,
+  asCsr,
+  getMatrix,
+  i32Column,
+  refuseNegative,
+  subsetObs,
+  subsetVar,
+} from "../helpers.js";
 import { checkDenseSize, matrixOf, numericObs, outputDtype } from "./helpers.js";
 
 /** Params of `filter_cells`: exactly one threshold. */
@@ -200,6 +208,12 @@ export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext
   const t = activeTable(sd, ctx, op);
   if (unsGet(t.uns, "log1p") !== undefined) ctx.log("adata.X seems to be already log-transformed.");
   const x = await getMatrix(t, params.layer, op);
+  refuseNegative(
+    x,
+    params.layer ? `layers/${params.layer}` : "X",
+    op,
+    "log1p expects counts or normalised counts (sc.pp.normalize_total): run it before sc.pp.scale, or on a counts layer through `layer`",
+  );
   const base = params.base ?? null;
   if (base !== null && !(base > 0 && base !== 1))
     throw new Error(`${op}: base must be positive and not 1 (got ${base})`);
