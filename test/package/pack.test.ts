@@ -166,9 +166,10 @@ beforeAll(async () => {
   await sh("npm", ["ci", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], project);
 }, 600_000);
 
+// Removing two installed node_modules trees took over a minute on a loaded machine.
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
-});
+}, 300_000);
 
 describe("the packed SDK", () => {
   it("ships type declarations for its three entries and nothing of the repository's sources", () => {
