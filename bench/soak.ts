@@ -145,11 +145,23 @@ try {
   await Promise.all(Array.from({ length: nSessions }, (_, k) => driver(k)));
   clearInterval(sampler);
 
-  // Workers stop 10 s after their last job; then the memory a closed session held is back (30 s: a job
-  // that was still finishing when its session closed has ended too).
-  await new Promise((r) => setTimeout(r, 30_000));
-  (globalThis as { gc?: () => void }).gc?.();
+  // Workers stop 10 s after their last job, and a closed session's shared arrays are given back when the
+  // last thread that saw them exits. On a loaded machine that takes longer than a fixed wait (measured:
+  // ArrayBuffers 211 MB 30 s after the last close, 47 MB 15 s later), so wait until RSS settles: sampled
+  // every 5 s after a collection, done when two samples in a row differ by under 5 MB (at most 3 minutes).
+  const settleStart = performance.now();
+  let last = Number.POSITIVE_INFINITY;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 5_000));
+    (globalThis as { gc?: () => void }).gc?.();
+    const now = process.memoryUsage.rss();
+    if (Math.abs(now - last) < 5 * MB || performance.now() - settleStart > 180_000) break;
+    last = now;
+  }
   const endMem = process.memoryUsage();
+  log(
+    `memory settled ${((performance.now() - settleStart) / 1000).toFixed(0)} s after the last session closed`,
+  );
   const endRss = endMem.rss;
   latencies.sort((a, b) => a - b);
   const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
