@@ -254,6 +254,32 @@ describe("view_display", () => {
     expect(checked).toBeGreaterThan(3);
   });
 
+  it("invert_x / invert_y are composed into the affine, and the picture still agrees with it", async () => {
+    await mcp.ok("update_display", { display_id: displayId, encoding: { invert_x: true, invert_y: true } });
+    try {
+      const { meta, rgb } = await view({ viewport: "fit", width_px: W, height_px: H, include_grid: false });
+      expect(meta.pixel_to_world[0]).toBeLessThan(0);
+      expect(meta.pixel_to_world[4]).toBeLessThan(0);
+      expect(meta.space.y_axis).toBe("up");
+      // The top-left pixel now shows the largest x and y of the window.
+      expect(meta.corners.top_left![0]).toBeCloseTo(meta.world_window.x[1], 6);
+      expect(meta.corners.top_left![1]).toBeCloseTo(meta.world_window.y[1], 6);
+      const spacing = 12 * Math.abs(meta.pixel_to_world[0]);
+      let checked = 0;
+      for (let i = 0; i < xs.length && checked < 10; i++) {
+        if (xs.some((x, j) => j !== i && Math.hypot(x - xs[i]!, ys[j]! - ys[i]!) < spacing)) continue;
+        const [px, py] = apply(meta.world_to_pixel, xs[i]!, ys[i]!).map(Math.round);
+        const got = rgb(px!, py!);
+        const want = cellColor(i);
+        for (const [k, v] of got.entries()) expect(Math.abs(v - want[k]!)).toBeLessThanOrEqual(40);
+        checked++;
+      }
+      expect(checked).toBeGreaterThan(3);
+    } finally {
+      await mcp.ok("update_display", { display_id: displayId, encoding: { invert_x: null, invert_y: null } });
+    }
+  });
+
   it("mark_points are cyan where world_to_pixel puts them; mark_polygons and the grid draw", async () => {
     const f = fitFrame(W, H);
     const p: [number, number] = [f.tx + 3 / f.scale, f.ty - 7 / f.scale];
