@@ -369,7 +369,7 @@ d("save dialog and blocking overlay", () => {
     const full = (await item.locator("[data-size]").textContent())!;
     expect(await item.locator("[data-level-label]").textContent()).toContain("finest 512 × 512 px");
     await item.locator("input[type=range]").evaluate((el) => {
-      (el as HTMLInputElement).value = "1";
+      (el as HTMLInputElement).value = "0"; // the left end: the coarsest level (1 of 0–1)
       el.dispatchEvent(new Event("input", { bubbles: true }));
     });
     await expect
@@ -378,6 +378,9 @@ d("save dialog and blocking overlay", () => {
     expect(Number.parseFloat((await item.locator("[data-size]").textContent())!)).toBeLessThan(
       Number.parseFloat(full),
     );
+    await dlg.locator('[data-save-item="tables:table"] summary').click();
+    await clearToasts();
+    await shoot(page.locator(".modal"), join(SHOTS, "save-00-levels-and-slots.png"));
     // Drop the image: k of n drops by one.
     await dlg.locator('[data-save-item="images:morphology"] input[type=checkbox]').uncheck();
     await expect

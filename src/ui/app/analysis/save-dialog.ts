@@ -178,11 +178,13 @@ export class TesseraSaveDialog extends LitElement {
   private renderLevels(img: SizedInventory["images"][number]): TemplateResult {
     const cur = this.sel.levels[img.name] ?? 0;
     const l = img.levels[cur] ?? img.levels[0]!;
+    const top = img.levels.length - 1;
     return html`<div class="slevels">
-      <input type="range" min="0" max=${img.levels.length - 1} step="1" .value=${String(cur)}
-        data-levels=${img.name}
+      <input type="range" min="0" max=${top} step="1" .value=${String(top - cur)}
+        data-levels=${img.name} title="Finest level written (right: full resolution)"
         @input=${(ev: Event) => {
-          const v = Number((ev.target as HTMLInputElement).value);
+          // Right is the finest level (0): the slider reads as resolution, not as level index.
+          const v = top - Number((ev.target as HTMLInputElement).value);
           this.sel = { ...this.sel, levels: { ...this.sel.levels, [img.name]: v } };
         }} />
       <span class="muted" data-level-label>finest ${l.width} × ${l.height} px · ${formatMb(imageCost(img, cur))}</span>

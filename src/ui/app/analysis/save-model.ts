@@ -62,6 +62,7 @@ export function formatMb(mb: number | null | undefined, atLeast = false): string
   if (mb === null || mb === undefined) return "size unknown";
   const pre = atLeast ? "at least " : "";
   if (mb >= 1024) return `${pre}${(mb / 1024).toFixed(2)} GB`;
+  if (mb === 0) return "0 MB";
   if (mb > 0 && mb < 0.1) return `${pre}< 0.1 MB`;
   return `${pre}${mb.toFixed(1)} MB`;
 }
