@@ -37,11 +37,17 @@ export interface CosmxParams {
    * @default true
    */
   polygons?: boolean;
+  /**
+   * Read the per-FOV cell label masks (`CellLabels/CellLabels_F*.tif`) as labels `<fov>_labels`, placed
+   * in the global pixels by the affine fitted from the cells' local and global centres.
+   * @default true
+   */
+  labels?: boolean;
 }
 
 /**
- * Read a CosMx export in stitched global pixels (`global`): cells × targets, cell polygons and
- * transcripts, with global and FOV-local centres.
+ * Read a CosMx export in stitched global pixels (`global`): cells × targets, cell polygons,
+ * transcripts and per-FOV label masks, with global and FOV-local centres.
  */
 export async function cosmx(_sd: SpatialData, params: CosmxParams, ctx: OpContext): Promise<SpatialData> {
   const { path, ...opts } = params;

@@ -5,11 +5,12 @@
  * sends back each image's recipe instead, and the main thread reopens the image from it — opening is
  * a header read, the pixels are read by window later, so this costs the event loop next to nothing.
  */
-import type { ImageElement } from "../../data/elements.js";
+import type { ImageElement, LabelsElement } from "../../data/elements.js";
 import type { SpatialData } from "../../data/spatialdata.js";
 import type { Transformation } from "../../data/transforms.js";
 import { DataError } from "../data-error.js";
 import { readOmeTiff } from "../tiff/read.js";
+import { openLabelMask } from "./cosmx/labels.js";
 import { readPictureImage } from "./raster-png.js";
 import { readTiffPlanes } from "./raster-tiff.js";
 
@@ -21,9 +22,11 @@ export type ImageRecipe =
       readonly files: readonly string[];
       readonly channels: readonly string[];
     }
-  | { readonly opener: "picture"; readonly file: string };
+  | { readonly opener: "picture"; readonly file: string }
+  /** A label mask (labels element), read as int32 ids (`cosmx/labels.ts`). */
+  | { readonly opener: "label-tiff"; readonly file: string };
 
-/** Images' recipes by element name (what a reader run in a worker sends back beside its object). */
+/** Images' (and label masks') recipes by element name (what a reader run in a worker sends back beside its object). */
 export type ImageRecipes = Record<string, ImageRecipe>;
 
 /** Recipes of the objects vendor readers returned (see `rememberRecipes`). */
@@ -54,6 +57,8 @@ export async function openImage(
 ): Promise<ImageElement> {
   let img: ImageElement;
   switch (recipe.opener) {
+    case "label-tiff":
+      throw new Error(`${recipe.file}: a label mask opens with openLabels, not as an image`);
     case "ome-tiff": {
       let opened: ImageElement;
       try {
@@ -75,19 +80,39 @@ export async function openImage(
   return img;
 }
 
+/** Open the label mask a recipe describes as labels element `name`, noting the recipe in `recipes`. */
+export async function openLabels(
+  recipe: Extract<ImageRecipe, { opener: "label-tiff" }>,
+  name: string,
+  transformations: (axes: readonly string[]) => Record<string, Transformation>,
+  recipes?: ImageRecipes,
+): Promise<LabelsElement> {
+  const el = await openLabelMask(recipe.file, name, transformations);
+  if (recipes) recipes[name] = recipe;
+  return el;
+}
+
 /**
- * `sdata` with every image named in `recipes` reopened on this thread: the pixel levels come from the
- * reopened file, the name, channels and transformations stay as the reader made them. Images without
- * a recipe are kept as they are.
+ * `sdata` with every image and label mask named in `recipes` reopened on this thread: the pixel levels
+ * come from the reopened file, the name, channels and transformations stay as the reader made them.
+ * Elements without a recipe are kept as they are.
  */
 export async function reopenImages(sdata: SpatialData, recipes: ImageRecipes): Promise<SpatialData> {
   const names = Object.keys(sdata.images).filter((n) => recipes[n]);
-  if (names.length === 0) return sdata;
+  const labelNames = Object.keys(sdata.labels).filter((n) => recipes[n]?.opener === "label-tiff");
+  if (names.length === 0 && labelNames.length === 0) return sdata;
   const images = { ...sdata.images };
   for (const name of names) {
     const was = images[name]!;
     const fresh = await openImage(recipes[name]!, name, () => was.transformations);
     images[name] = { ...was, levels: fresh.levels };
   }
-  return { ...sdata, images };
+  const labels = { ...sdata.labels };
+  for (const name of labelNames) {
+    const was = labels[name]!;
+    const r = recipes[name] as Extract<ImageRecipe, { opener: "label-tiff" }>;
+    const fresh = await openLabelMask(r.file, name, () => was.transformations);
+    labels[name] = { ...was, levels: fresh.levels };
+  }
+  return { ...sdata, images, labels };
 }

@@ -3,7 +3,8 @@
  * 0 dropped), metadata joined by (fov, cell_ID), polygons and transcripts in stitched global pixels; a
  * checkpoint round trip; a ragged metadata file.
  */
-import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +15,9 @@ import { openData } from "../../../../src/sdk/io/open.js";
 import { readCosmx } from "../../../../src/sdk/io/vendors/cosmx/read.js";
 import { fixture } from "../../../fixtures.js";
 import { xAt } from "./helpers.js";
+
+/** Inputs generated with the real scverse tools and committed (test/data/README.md). */
+const REPO_DATA = new URL("../../../data/", import.meta.url).pathname;
 
 let tmp: string;
 beforeAll(async () => {
@@ -85,5 +89,69 @@ describe("io.cosmx on sfe-toy/cosmx", () => {
     expect(err.message).toMatch(/metadata_file\.csv: cell 1_367 of .*exprMat_file\.csv has no row/);
     await writeFile(meta, "fov,cell_ID,CenterX_local_px\n1,367\n");
     await expect(readCosmx(dir)).rejects.toThrow(/metadata_file\.csv: line 2 has 2 fields, expected 3/);
+  });
+});
+
+describe("io.cosmx per-FOV label masks", () => {
+  // test/data/cosmx-labels (scripts/fixtures/cosmx-labels.py): a float32 CellLabels_F001.tif as Giotto
+  // re-writes them, each of FOV 1's cells a disk at its metadata local centre valued by its cell_ID.
+  const expected = JSON.parse(readFileSync(join(REPO_DATA, "cosmx-labels/expected.json"), "utf8")) as {
+    width: number;
+    height: number;
+    cells: { cell_ID: number; local: [number, number]; global: [number, number] }[];
+  };
+
+  it("reads CellLabels_F001.tif as labels 1_labels (int32), placed on the cells' global centres", async () => {
+    const dir = join(tmp, "with-labels");
+    await cp(fixture("sfe-toy/cosmx"), dir, { recursive: true });
+    await cp(join(REPO_DATA, "cosmx-labels/CellLabels"), join(dir, "CellLabels"), { recursive: true });
+    const { sdata } = await readCosmx(dir);
+    expect(Object.keys(sdata.labels)).toEqual(["1_labels"]);
+    const el = sdata.labels["1_labels"]!;
+    expect(el.axes).toEqual(["y", "x"]);
+    expect(el.dtype).toBe("int32");
+    expect(el.levels[0]!.shape).toEqual([expected.height, expected.width]);
+    const whole = await el.levels[0]!.source.read();
+    const px = whole.data as Int32Array;
+    expect(px).toBeInstanceOf(Int32Array);
+    const tf = el.transformations.global as { type: string; affine: number[][] };
+    expect(tf.type).toBe("affine");
+    expect(Object.keys(el.transformations).sort()).toEqual(["1", "global"]);
+    for (const c of expected.cells) {
+      const [x, y] = c.local;
+      // The label at the cell's local centre is its id …
+      expect(px[Math.round(y) * expected.width + Math.round(x)]).toBe(c.cell_ID);
+      // … and the global transformation takes that centre onto the cell's global centre.
+      const gx = tf.affine[0]![0]! * x + tf.affine[0]![1]! * y + tf.affine[0]![2]!;
+      const gy = tf.affine[1]![0]! * x + tf.affine[1]![1]! * y + tf.affine[1]![2]!;
+      expect(gx).toBeCloseTo(c.global[0], 3);
+      expect(gy).toBeCloseTo(c.global[1], 3);
+    }
+    // A window reads the same ids as the whole mask.
+    const win = await el.levels[0]!.source.read([
+      [700, 760],
+      [200, 240],
+    ]);
+    expect(win.shape).toEqual([60, 40]);
+    for (let r = 0; r < 60; r++)
+      for (let q = 0; q < 40; q++)
+        expect((win.data as Int32Array)[r * 40 + q]).toBe(px[(700 + r) * expected.width + 200 + q]);
+    // The checkpoint keeps the labels, readable as written.
+    const out = join(tmp, "labels.sdata.zarr.zip");
+    await writeCheckpoint(sdata, out, { workDir: tmp });
+    const back = (await openData(out)).sdata.labels["1_labels"]!;
+    const again = (await back.levels[0]!.source.read()).data;
+    expect(Array.from(again as ArrayLike<number>)).toEqual(Array.from(px));
+    // labels: false leaves them out.
+    expect(Object.keys((await readCosmx(dir, { labels: false })).sdata.labels)).toEqual([]);
+  }, 120_000);
+
+  it("a truncated label mask is a DataError naming the file", async () => {
+    const dir = join(tmp, "bad-labels");
+    await cp(fixture("sfe-toy/cosmx"), dir, { recursive: true });
+    await mkdir(join(dir, "CellLabels"));
+    const bytes = readFileSync(join(REPO_DATA, "cosmx-labels/CellLabels/CellLabels_F001.tif"));
+    await writeFile(join(dir, "CellLabels/CellLabels_F001.tif"), bytes.subarray(0, 60));
+    await expect(readCosmx(dir)).rejects.toThrow(/CellLabels_F001\.tif: not a readable TIFF/);
   });
 });

@@ -4,12 +4,13 @@
  * does), cell metadata joined by (fov, cell_ID), cell polygons (`*-polygons.csv`) and transcripts
  * (`*_tx_file.csv`, columnar) in the stitched global pixel coordinates (system `global`), with both
  * global and FOV-local centres in obsm (`spatial` = `global`, `local`). Cell names are `<fov>_<cell_ID>`.
+ * Per-FOV label masks (`CellLabels/CellLabels_F*.tif`) become labels `<fov>_labels` (`labels.ts`).
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { dense, strings } from "../../../data/arrays.js";
 import { type Column, dataFrame } from "../../../data/dataframe.js";
-import type { PointsElement, ShapesElement } from "../../../data/elements.js";
+import type { LabelsElement, PointsElement, ShapesElement } from "../../../data/elements.js";
 import { makeSpatialData } from "../../../data/spatialdata.js";
 import { geometryRows } from "../../../data/subset.js";
 import { makeTable } from "../../../data/table.js";
@@ -18,8 +19,10 @@ import { polygonsFromVertices } from "../boundaries.js";
 import { asCategorical } from "../categorize.js";
 import { type ReaderReport, rangeIds, regionTable, type VendorResult, xyMatrix } from "../common.js";
 import { numericColumn, readFrameFile, textColumn } from "../frame-file.js";
+import { type ImageRecipes, openLabels } from "../image-recipe.js";
 import { identityXY } from "../placement.js";
 import { csrFromTextColumns, readDelimited } from "../text.js";
+import { fitAffine, fovPlacement, labelFiles } from "./labels.js";
 
 /** Options of {@link readCosmx} (spatialdata-io's names). */
 export interface CosmxOptions {
@@ -31,6 +34,8 @@ export interface CosmxOptions {
   readonly meta_file?: string | null;
   readonly transcripts?: boolean;
   readonly polygons?: boolean;
+  /** Read the per-FOV label masks (`CellLabels/CellLabels_F*.tif`) when the export has them. */
+  readonly labels?: boolean;
 }
 
 const GLOBAL = "global";
@@ -194,10 +199,52 @@ export async function readCosmx(
       transformations: { [GLOBAL]: identityXY("transcripts", GLOBAL) },
     };
   }
+  const labels: Record<string, LabelsElement> = {};
+  const recipes: ImageRecipes = {};
+  const masks = opts.labels === false ? new Map<string, string>() : labelFiles(dir);
+  if (masks.size) {
+    report.progress?.(0.9, "opening the label masks");
+    const fovOf = textColumn(meta, "fov");
+    const lx = numericColumn(meta, "CenterX_local_px");
+    const ly = numericColumn(meta, "CenterY_local_px");
+    const gxAll = numericColumn(meta, "CenterX_global_px");
+    const gyAll = numericColumn(meta, "CenterY_global_px");
+    for (const [fov, file] of [...masks].sort((a, b) => Number(a[0]) - Number(b[0]))) {
+      const local: [number, number][] = [];
+      const glob: [number, number][] = [];
+      for (let r = 0; r < fovOf.length; r++)
+        if (fovOf[r] === fov && Number.isFinite(lx[r]! + ly[r]! + gxAll[r]! + gyAll[r]!)) {
+          local.push([lx[r]!, ly[r]!]);
+          glob.push([gxAll[r]!, gyAll[r]!]);
+        }
+      if (!local.length) {
+        warnings.push(`${file}: FOV ${fov} has no cells in the metadata to place it by; left out`);
+        continue;
+      }
+      const affine = fitAffine(local, glob);
+      const name = `${fov}_labels`;
+      labels[name] = await openLabels(
+        { opener: "label-tiff", file },
+        name,
+        fovPlacement(name, fov, GLOBAL, affine),
+        recipes,
+      );
+      report.log?.(
+        `${name}: ${file}, local → global ${JSON.stringify(affine)} (fitted on ${local.length} cells)`,
+      );
+    }
+  }
   report.progress?.(1, "read");
   return {
     reader: "io.cosmx",
     warnings,
-    sdata: makeSpatialData({ tables: { table }, shapes, points, source: { path: dir, format: "cosmx" } }),
+    images: recipes,
+    sdata: makeSpatialData({
+      tables: { table },
+      shapes,
+      points,
+      labels,
+      source: { path: dir, format: "cosmx" },
+    }),
   };
 }
