@@ -1,7 +1,7 @@
 /**
  * Plots benchmark (`npx tsx bench/figures-plots.ts`): every `sc.pl` and squidpy `pl` plot kind at
  * 200,000 cells, drawn to SVG + PNG (144 dpi) + vector PDF as the engine runs them (the operation
- * functions called on the main thread). Prints time and output sizes per plot; a benchmark never
+ * functions called on the main thread). Prints wall time, CPU seconds (all threads) and output sizes per plot; a benchmark never
  * passes or fails.
  *
  * Data: the peers' `synth_200k.h5ad` (200,000 × 5,000, from ../shared/bench/gen_data.py) when
@@ -171,15 +171,18 @@ function groupsOf(): string[] {
 }
 
 console.log(
-  `\n${"plot".padEnd(40)} ${"time s".padStart(7)} ${"svg KB".padStart(8)} ${"png KB".padStart(8)} ${"pdf KB".padStart(8)}`,
+  `\n${"plot".padEnd(40)} ${"time s".padStart(7)} ${"CPU s".padStart(7)} ${"svg KB".padStart(8)} ${"png KB".padStart(8)} ${"pdf KB".padStart(8)}`,
 );
 for (const [name, run] of cases) {
   const s0 = performance.now();
+  const c0 = process.cpuUsage();
   try {
     const r = await run();
+    const c = process.cpuUsage(c0);
+    const cpu = ((c.user + c.system) / 1e6).toFixed(2).padStart(7);
     const kb = (n: number | undefined) => ((n ?? 0) / 1024).toFixed(0).padStart(8);
     console.log(
-      `${name.padEnd(40)} ${secs(s0).padStart(7)} ${kb(Buffer.byteLength(r.svg))} ${kb(r.png?.length)} ${kb(r.pdf?.length)}`,
+      `${name.padEnd(40)} ${secs(s0).padStart(7)} ${cpu} ${kb(Buffer.byteLength(r.svg))} ${kb(r.png?.length)} ${kb(r.pdf?.length)}`,
     );
   } catch (err) {
     console.log(`${name.padEnd(40)} failed: ${(err as Error).message}`);
