@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { cp } from "node:fs/promises";
 import { join } from "node:path";
+import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DenseArray } from "../../../src/sdk/data/arrays.js";
 import { fixture } from "../../fixtures.js";
@@ -38,12 +39,24 @@ describe("an agent's session on the Xenium fixture", () => {
   let inside: number;
 
   it("opens it with the xenium reader and takes control", async () => {
-    const r = await mcp.ok<{ id: string; status: string }>("create_session", {
-      reader: { namespace: "io", function: "xenium", params: { path: join(t.dataDir, "xenium") } },
-      name: "xenium",
-      timeout_s: 600,
-    });
+    const seen: Progress[] = [];
+    const res = await mcp.client.callTool(
+      {
+        name: "create_session",
+        arguments: {
+          reader: { namespace: "io", function: "xenium", params: { path: join(t.dataDir, "xenium") } },
+          name: "xenium",
+          timeout_s: 600,
+        },
+      },
+      undefined,
+      { onprogress: (p) => seen.push(p), timeout: 600_000 },
+    );
+    const r = res.structuredContent as { id: string; status: string };
     expect(r.status).toBe("ready");
+    // The reader's own progress reports reached the client while it waited.
+    expect(seen.length).toBeGreaterThan(0);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!.progress).toBeGreaterThan(seen[i - 1]!.progress);
     sid = r.id;
     await mcp.ok("set_active_session", { session_id: sid, take_control: true });
     const s = t.server.service.session(sid);

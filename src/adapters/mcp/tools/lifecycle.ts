@@ -53,14 +53,29 @@ export const createSession = tool<CreateArgs>({
     const session = await ctx.service.createSessionFromBody({ source, ...(a.name ? { name: a.name } : {}) });
     ctx.agent.attach(session.id, false);
     if (a.wait) {
+      // The load's progress (`session.loading`: a reader's phases, pct 0–100) goes to the client's
+      // progress token meanwhile.
+      const stop = ctx.service.bus.subscribe((e) => {
+        if (e.event !== "session.loading") return;
+        const d = e.data as { session_id?: string; pct: number; message?: string };
+        if (d.session_id === session.id) void ctx.progress(d.pct / 100, d.message);
+      }, ctx.service.bus.lastId);
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        session.ready,
-        new Promise<void>((r) => {
-          timer = setTimeout(r, a.timeout_s * 1000);
-        }),
-      ]);
-      clearTimeout(timer);
+      let onAbort: (() => void) | undefined;
+      try {
+        await Promise.race([
+          session.ready,
+          new Promise<void>((r) => {
+            timer = setTimeout(r, a.timeout_s * 1000);
+            onAbort = () => r();
+            ctx.signal.addEventListener("abort", onAbort, { once: true });
+          }),
+        ]);
+      } finally {
+        stop();
+        clearTimeout(timer);
+        if (onAbort) ctx.signal.removeEventListener("abort", onAbort);
+      }
     }
     return { structured: { ...session.summary(), active_session_id: session.id } };
   },
