@@ -95,6 +95,7 @@ interface ApiShape {
   fill: string | null;
   stroke_width: number;
   font_size: number;
+  rotation?: number;
 }
 
 async function shapes(): Promise<ApiShape[]> {
@@ -263,6 +264,36 @@ d("canvas tools", () => {
     await expect
       .poll(async () => (await shapes()).find((x) => x.id === line.id)!.points[1], { timeout: 20_000 })
       .toEqual([expect.closeTo(want[0]!, 1), expect.closeTo(want[1]!, 1)]);
+    // Rotate the ellipse by its rotate handle: the angle from its centre to the pointer (world).
+    const ell = all.find((x) => x.kind === "ellipse")!;
+    await page.locator(`[data-shape-row="${ell.id}"]`).click();
+    const rh = (await page.locator('[data-testid=overlay-spatial] [data-handle="rotate"]').boundingBox())!;
+    const ctr = [
+      (ell.points[0]![0]! + ell.points[1]![0]!) / 2,
+      (ell.points[0]![1]! + ell.points[1]![1]!) / 2,
+    ];
+    const cpx = await controller<number[]>(`(c) => c.canvas("spatial").project(${JSON.stringify(ctr)})`);
+    const cb0 = (await page.locator("tessera-spatial-canvas").boundingBox())!;
+    const [rx, ry] = [cb0.x + cpx[0]! + 10, cb0.y + cpx[1]! + 80];
+    await page.mouse.move(rh.x + rh.width / 2, rh.y + rh.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(rx, ry, { steps: 6 });
+    await page.mouse.up();
+    const wr = await controller<number[]>(
+      `(c) => c.canvas("spatial").unproject(${rx - cb0.x}, ${ry - cb0.y})`,
+    );
+    const wantDeg = (Math.atan2(wr[1]! - ctr[1]!, wr[0]! - ctr[0]!) * 180) / Math.PI;
+    await expect
+      .poll(async () => (await shapes()).find((x) => x.id === ell.id)!.rotation ?? 0, { timeout: 20_000 })
+      .toBeCloseTo(wantDeg, 0);
+    // And the text by the editor's field.
+    const txt = all.find((x) => x.kind === "text")!;
+    await page.locator(`[data-shape-row="${txt.id}"]`).click();
+    await page.locator("[data-testid=shape-rotation]").fill("-20");
+    await page.locator("[data-testid=shape-rotation]").press("Tab");
+    await expect
+      .poll(async () => (await shapes()).find((x) => x.id === txt.id)!.rotation, { timeout: 20_000 })
+      .toBe(-20);
     await shot("annotations-edited");
 
     // Reload: every shape is listed by the API and drawn on the canvas where its points project.
@@ -288,6 +319,9 @@ d("canvas tools", () => {
       expect(py).toBeLessThanOrEqual(b.y + b.height + 8);
     }
     expect(await overlay.locator("text[data-kind=text]").textContent()).toBe("Tumour front");
+    // The rotations came back: the text is drawn turned, the ellipse taller than wide on screen.
+    expect(await overlay.locator("text[data-kind=text]").getAttribute("transform")).toMatch(/^rotate\(/);
+    expect(stored.find((x) => x.kind === "ellipse")!.rotation).toBeCloseTo(wantDeg, 0);
     expect(
       await overlay.locator(`[data-shape="${box.id}"] polygon`).first().getAttribute("stroke-width"),
     ).toBe("5");

@@ -19,6 +19,7 @@
  * | fill | string or null | fill colour of box, polygon, ellipse (`#rrggbb`), null for none |
  * | stroke_width | float64 | line width in screen pixels |
  * | font_size | float64 | text size in screen pixels |
+ * | rotation | float64 | degrees, counter-clockwise in world coordinates, of an ellipse (about its centre) or a text (about its anchor); 0 for other kinds |
  *
  * Coordinates are canvas world coordinates (the active table's obsm `spatial` space); the element
  * carries the transformation of the table's region element, so it overlays the cells in every
@@ -64,6 +65,12 @@ export interface ShapeAnnotation {
   stroke_width: number;
   /** Text size in screen pixels. */
   font_size: number;
+  /**
+   * Rotation in degrees, counter-clockwise in world coordinates, of an ellipse about its centre (its
+   * two points then span the unrotated ellipse's box) or of a text about its anchor. Absent means 0;
+   * other kinds have none.
+   */
+  rotation?: number;
 }
 
 /** Defaults of the optional fields. */
@@ -76,7 +83,19 @@ export const SHAPE_DEFAULTS = {
 } as const;
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
-const FIELDS = new Set(["id", "kind", "points", "text", "color", "fill", "stroke_width", "font_size"]);
+const FIELDS = new Set([
+  "id",
+  "kind",
+  "points",
+  "text",
+  "color",
+  "fill",
+  "stroke_width",
+  "font_size",
+  "rotation",
+]);
+/** The kinds a rotation applies to. */
+const ROTATABLE: readonly ShapeKind[] = ["ellipse", "text"];
 /** Vertex count bounds per kind: [min, max]. */
 const VERTICES: Record<ShapeKind, [number, number]> = {
   arrow: [2, 10_000],
@@ -128,6 +147,15 @@ export function parseShapeAnnotation(body: unknown, id: string): ShapeAnnotation
       throw new BadRequestError(`${k} must be a number in (0, 1000]`);
     return v;
   };
+  let rotation = 0;
+  if (b.rotation !== undefined) {
+    const r = b.rotation;
+    if (typeof r !== "number" || !Number.isFinite(r) || Math.abs(r) > 360)
+      throw new BadRequestError("rotation must be a number of degrees in [-360, 360]");
+    if (r !== 0 && !ROTATABLE.includes(kind))
+      throw new BadRequestError(`rotation applies to ${ROTATABLE.join(" and ")}, not to a ${kind}`);
+    rotation = r;
+  }
   return {
     id,
     kind,
@@ -137,6 +165,7 @@ export function parseShapeAnnotation(body: unknown, id: string): ShapeAnnotation
     fill: fill as string | null,
     stroke_width: num("stroke_width"),
     font_size: num("font_size"),
+    ...(rotation ? { rotation } : {}),
   };
 }
 
@@ -187,6 +216,7 @@ export function readShapeAnnotations(sd: SpatialData): ShapeAnnotation[] {
         points = null;
       }
     }
+    const rotation = num("rotation", i, 0);
     out.push({
       id: el.frame.index.values[i] ?? String(i),
       kind: kind && SHAPE_KINDS.includes(kind) ? kind : "polygon",
@@ -196,6 +226,7 @@ export function readShapeAnnotations(sd: SpatialData): ShapeAnnotation[] {
       fill: str(columnOf(el, "fill"), i),
       stroke_width: num("stroke_width", i, SHAPE_DEFAULTS.stroke_width),
       font_size: num("font_size", i, SHAPE_DEFAULTS.font_size),
+      ...(rotation ? { rotation } : {}),
     });
   }
   return out;
@@ -221,10 +252,13 @@ export function outlineRing(s: ShapeAnnotation): [number, number][] {
       const cy = (y0 + y1) / 2;
       const rx = Math.abs(x1 - x0) / 2;
       const ry = Math.abs(y1 - y0) / 2;
+      const t = ((s.rotation ?? 0) * Math.PI) / 180;
+      const [cos, sin] = [Math.cos(t), Math.sin(t)];
       const ring: [number, number][] = [];
       for (let k = 0; k < 64; k++) {
         const a = (2 * Math.PI * k) / 64;
-        ring.push([cx + rx * Math.cos(a), cy + ry * Math.sin(a)]);
+        const [ex, ey] = [rx * Math.cos(a), ry * Math.sin(a)];
+        ring.push([cx + ex * cos - ey * sin, cy + ex * sin + ey * cos]);
       }
       ring.push(ring[0]!);
       return ring;
@@ -320,6 +354,7 @@ export function shapeAnnotationsElement(
       fill: strs((s) => s.fill),
       stroke_width: f64((s) => s.stroke_width),
       font_size: f64((s) => s.font_size),
+      rotation: f64((s) => s.rotation ?? 0),
     },
     "id",
   );

@@ -5,7 +5,8 @@
  *
  * The API's shape carries one stroke colour and width, an optional fill colour (drawn at alpha 0.25),
  * a text and a font size; an arrow is the `arrow` kind (a line with a head at its last point). The
- * spec's dash, arrow-start, z-order and rotation have no field in the API yet, so they are not offered.
+ * spec's dash, arrow-start and z-order have no field in the API yet, so they are not offered. An
+ * ellipse or a text has a rotation (degrees, counter-clockwise in world coordinates).
  */
 import { html, nothing, type TemplateResult } from "lit";
 import { DEFAULT_STROKE, type DrawController, PRESET_COLORS, type ShapeTool } from "./draw-controller.js";
@@ -109,6 +110,25 @@ function renderEditor(c: DrawController, s: Shape, ro: string | null): TemplateR
               ?disabled=${off}
               .value=${String(s.font_size)}
               @input=${(e: Event) => set({ font_size: Number((e.target as HTMLInputElement).value) })}
+            />`
+        : nothing
+    }
+    ${
+      s.kind === "ellipse" || s.kind === "text"
+        ? html`<label for="shape-rotation">Rotation (°, or drag the blue handle)</label>
+            <input
+              id="shape-rotation"
+              type="number"
+              min="-360"
+              max="360"
+              step="1"
+              data-testid="shape-rotation"
+              ?disabled=${off}
+              .value=${String(s.rotation ?? 0)}
+              @change=${(e: Event) => {
+                const v = Number((e.target as HTMLInputElement).value);
+                if (Number.isFinite(v) && Math.abs(v) <= 360) set({ rotation: v });
+              }}
             />`
         : nothing
     }

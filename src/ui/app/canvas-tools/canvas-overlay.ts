@@ -14,7 +14,7 @@ import type { CanvasBase } from "../../canvas-base.js";
 import type { CanvasKind, DrawController } from "./draw-controller.js";
 import { DEFAULT_STROKE } from "./draw-controller.js";
 import "./points-transform-dialog.js";
-import { type Pt, type Shape, shapeOutline, translated } from "./shape-geometry.js";
+import { mid, type Pt, rotateAbout, type Shape, shapeOutline, translated } from "./shape-geometry.js";
 
 /** A pointer press shorter than this many px is a click. */
 const CLICK_PX = 4;
@@ -26,6 +26,7 @@ type Drag =
   | { kind: "draw"; tool: "line" | "arrow" | "box" | "ellipse"; a: Pt; b: Pt }
   | { kind: "move"; id: string; start: Pt; points: Pt[]; moved: boolean }
   | { kind: "vertex"; id: string; index: number; points: Pt[] }
+  | { kind: "rotate"; id: string; pivot: Pt }
   | { kind: "press"; x: number; y: number };
 
 /** The overlay element. */
@@ -298,17 +299,43 @@ export class CanvasOverlay extends LitElement {
     this.drag = { kind: "vertex", id: s.id, index, points: s.points as Pt[] };
   }
 
+  /** The pivot of a rotatable shape: an ellipse's centre, a text's anchor. */
+  private pivot(s: Shape): Pt {
+    return s.kind === "ellipse" ? mid(s.points[0]!, s.points[1]!) : (s.points[0] as Pt);
+  }
+
+  private onRotateDown(e: PointerEvent, s: Shape): void {
+    if (e.button !== 0) return;
+    e.stopPropagation();
+    (this.renderRoot.querySelector("svg") as SVGSVGElement).setPointerCapture(e.pointerId);
+    this.drag = { kind: "rotate", id: s.id, pivot: this.pivot(s) };
+  }
+
+  /** The screen angle (SVG degrees) of a world direction `deg` at world point `p`. */
+  private screenAngle(p: Pt, deg: number, len: number): number {
+    const a = this.proj(p);
+    const b = this.proj(rotateAbout([p[0] + len, p[1]], p, deg));
+    return a && b ? (Math.atan2(b[1] - a[1], b[0] - a[0]) * 180) / Math.PI : 0;
+  }
+
   private onSvgMove(e: PointerEvent): void {
     const d = this.drag;
     const c = this.controller;
-    if (!c || !d || (d.kind !== "move" && d.kind !== "vertex")) return;
+    if (!c || !d || (d.kind !== "move" && d.kind !== "vertex" && d.kind !== "rotate")) return;
     const w = this.world(e);
     if (!w) return;
-    if (d.kind === "move") {
+    if (d.kind === "rotate") {
+      const deg = (Math.atan2(w[1] - d.pivot[1], w[0] - d.pivot[0]) * 180) / Math.PI;
+      c.updateShape(d.id, { rotation: Math.round(deg * 10) / 10 });
+    } else if (d.kind === "move") {
       d.moved = true;
       c.updateShape(d.id, { points: translated(d.points, w[0] - d.start[0], w[1] - d.start[1]) });
     } else {
-      const pts = d.points.map((p, i) => (i === d.index ? w : p));
+      // A rotated ellipse's corner handles sit on the turned box: undo the turn about the centre.
+      const s = c.shapes.find((x) => x.id === d.id);
+      const rot = s?.kind === "ellipse" ? (s.rotation ?? 0) : 0;
+      const to = rot ? rotateAbout(w, mid(d.points[0]!, d.points[1]!), -rot) : w;
+      const pts = d.points.map((p, i) => (i === d.index ? to : p));
       c.updateShape(d.id, { points: pts });
     }
   }
@@ -316,10 +343,12 @@ export class CanvasOverlay extends LitElement {
   private onSvgUp(): void {
     const d = this.drag;
     const c = this.controller;
-    if (!c || !d || (d.kind !== "move" && d.kind !== "vertex")) return;
+    if (!c || !d || (d.kind !== "move" && d.kind !== "vertex" && d.kind !== "rotate")) return;
     this.drag = null;
     const s = c.shapes.find((x) => x.id === d.id);
-    if (s && (d.kind === "vertex" || d.moved)) c.updateShape(d.id, { points: s.points }, true);
+    if (s && d.kind === "rotate") c.updateShape(d.id, { rotation: s.rotation ?? 0 }, true);
+    else if (s && (d.kind === "vertex" || (d.kind === "move" && d.moved)))
+      c.updateShape(d.id, { points: s.points }, true);
   }
 
   // ------------------------------------------------------------------------------------- rendering
@@ -332,7 +361,11 @@ export class CanvasOverlay extends LitElement {
     if (s.kind === "text") {
       const p = this.proj(points[0]!);
       if (!p) return svg``;
+      const angle = s.rotation
+        ? this.screenAngle(points[0]!, s.rotation, 1 / (this.canvasEl?.scale ?? 1))
+        : 0;
       return svg`<text class="shape" data-shape=${s.id} data-kind="text" x=${p[0]} y=${p[1]}
+        transform=${angle ? `rotate(${angle.toFixed(2)} ${p[0].toFixed(1)} ${p[1].toFixed(1)})` : ""}
         fill=${stroke} font-size=${s.font_size} dominant-baseline="hanging"
         font-family="system-ui, sans-serif" paint-order="stroke" stroke="rgba(0,0,0,0.6)" stroke-width="2"
         style=${selected ? "text-decoration: underline" : ""}
@@ -359,8 +392,32 @@ export class CanvasOverlay extends LitElement {
   }
 
   private renderHandles(s: Shape): TemplateResult {
-    // Box and ellipse: their two defining corners; line, arrow, polygon: every vertex; text: its anchor.
-    return svg`${(s.points as Pt[]).map((p, i) => {
+    // Box and ellipse: their two defining corners (on the turned box of a rotated ellipse); line,
+    // arrow, polygon: every vertex; text: its anchor. Ellipse and text: a rotate handle too.
+    const rot = s.rotation ?? 0;
+    const c = s.kind === "ellipse" ? mid(s.points[0]!, s.points[1]!) : null;
+    let rotHandle: Pt | null = null;
+    if (s.kind === "ellipse" || s.kind === "text") {
+      const pivot = this.pivot(s);
+      const pp = this.proj(pivot);
+      const unit = this.proj(rotateAbout([pivot[0] + 1, pivot[1]], pivot, rot));
+      if (pp && unit) {
+        const len = Math.hypot(unit[0] - pp[0], unit[1] - pp[1]) || 1;
+        const [ux, uy] = [(unit[0] - pp[0]) / len, (unit[1] - pp[1]) / len];
+        const reach =
+          s.kind === "ellipse"
+            ? Math.abs((s.points[1]![0]! - s.points[0]![0]!) / 2) * (this.canvasEl?.scale ?? 1) + 22
+            : (s.text?.length ?? 4) * s.font_size * 0.6 + 18;
+        rotHandle = [pp[0] + ux * reach, pp[1] + uy * reach];
+      }
+    }
+    return svg`${
+      rotHandle
+        ? svg`<circle class="handle rotate" data-handle="rotate" cx=${rotHandle[0]} cy=${rotHandle[1]} r="6" fill="#4c9ffe" stroke="#fff" stroke-width="1.5"
+            @pointerdown=${(e: PointerEvent) => this.onRotateDown(e, s)}><title>Drag to rotate</title></circle>`
+        : nothing
+    }${(s.points as Pt[]).map((p0, i) => {
+      const p = c && rot ? rotateAbout(p0, c, rot) : p0;
       const q = this.proj(p);
       return q
         ? svg`<circle class="handle" data-handle=${i} cx=${q[0]} cy=${q[1]} r="5" fill="#fff" stroke="#000" stroke-width="1"

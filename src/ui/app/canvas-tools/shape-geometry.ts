@@ -27,16 +27,30 @@ export function boxCorners(a: Pt, b: Pt): Pt[] {
   ];
 }
 
-/** The ellipse inscribed in the box spanned by `a` and `b`, as `ELLIPSE_SEGMENTS` vertices. */
-export function ellipseRing(a: Pt, b: Pt): Pt[] {
-  const cx = (a[0] + b[0]) / 2;
-  const cy = (a[1] + b[1]) / 2;
+/** `p` turned by `deg` degrees (counter-clockwise in world coordinates) about `c`. */
+export function rotateAbout(p: readonly number[], c: readonly number[], deg: number): Pt {
+  const t = (deg * Math.PI) / 180;
+  const [dx, dy] = [p[0]! - c[0]!, p[1]! - c[1]!];
+  return [c[0]! + dx * Math.cos(t) - dy * Math.sin(t), c[1]! + dx * Math.sin(t) + dy * Math.cos(t)];
+}
+
+/** Midpoint of two points (an ellipse's centre from its box corners). */
+export function mid(a: readonly number[], b: readonly number[]): Pt {
+  return [(a[0]! + b[0]!) / 2, (a[1]! + b[1]!) / 2];
+}
+
+/**
+ * The ellipse inscribed in the box spanned by `a` and `b`, turned by `rotation` degrees about its
+ * centre, as `ELLIPSE_SEGMENTS` vertices (the server stores the same outline).
+ */
+export function ellipseRing(a: Pt, b: Pt, rotation = 0): Pt[] {
+  const c = mid(a, b);
   const rx = Math.abs(b[0] - a[0]) / 2;
   const ry = Math.abs(b[1] - a[1]) / 2;
   const out: Pt[] = [];
   for (let i = 0; i < ELLIPSE_SEGMENTS; i++) {
     const t = (2 * Math.PI * i) / ELLIPSE_SEGMENTS;
-    out.push([cx + rx * Math.cos(t), cy + ry * Math.sin(t)]);
+    out.push(rotateAbout([c[0] + rx * Math.cos(t), c[1] + ry * Math.sin(t)], c, rotation));
   }
   return out;
 }
@@ -45,13 +59,16 @@ export function ellipseRing(a: Pt, b: Pt): Pt[] {
  * The outline a shape is drawn with: `closed` rings for box, ellipse and polygon, an open path for
  * line and arrow, the anchor alone for text.
  */
-export function shapeOutline(s: Pick<Shape, "kind" | "points">): { points: Pt[]; closed: boolean } {
+export function shapeOutline(s: Pick<Shape, "kind" | "points" | "rotation">): {
+  points: Pt[];
+  closed: boolean;
+} {
   const p = s.points as Pt[];
   switch (s.kind) {
     case "box":
       return { points: boxCorners(p[0]!, p[1]!), closed: true };
     case "ellipse":
-      return { points: ellipseRing(p[0]!, p[1]!), closed: true };
+      return { points: ellipseRing(p[0]!, p[1]!, s.rotation ?? 0), closed: true };
     case "polygon":
       return { points: p, closed: true };
     case "text":
