@@ -15,7 +15,7 @@ import {
 import { type Column, type DataFrame, dataFrame } from "../../sdk/data/dataframe.js";
 import { loadMatrix, type MatrixSlot } from "../../sdk/data/lazy.js";
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
-import { frameRows, maskPositions, subsetTableRows } from "../../sdk/data/subset.js";
+import { frameRows, maskPositions, matrixRows, subsetTableRows } from "../../sdk/data/subset.js";
 import { type AxisArray, makeTable, type Table, updateTable } from "../../sdk/data/table.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { csrSubsetColumns, csrSubsetRows, numberData } from "../../sdk/math/csr.js";
@@ -179,43 +179,13 @@ export function boolColumn(mask: ArrayLike<number>): DenseArray<Uint8Array> {
 // ---------------------------------------------------------------------------------------------
 // Subsetting
 
-function gather<T extends TypedArray>(src: T, pos: Int32Array, width = 1): T {
-  const Ctor = src.constructor as new (buffer: ArrayBufferLike) => T;
-  const dtypeBytes = src.BYTES_PER_ELEMENT;
-  const out = new Ctor(
-    typeof SharedArrayBuffer !== "undefined"
-      ? new SharedArrayBuffer(pos.length * width * dtypeBytes)
-      : new ArrayBuffer(pos.length * width * dtypeBytes),
-  );
-  const o = out as unknown as { set(a: ArrayLike<unknown>, at: number): void };
-  if (width === 1) {
-    const s = src as unknown as { [i: number]: unknown };
-    const d = out as unknown as { [i: number]: unknown };
-    for (let i = 0; i < pos.length; i++) d[i] = s[pos[i]!];
-  } else {
-    for (let i = 0; i < pos.length; i++) {
-      const p = pos[i]!;
-      o.set(src.subarray(p * width, (p + 1) * width) as unknown as ArrayLike<unknown>, i * width);
-    }
-  }
-  return out;
-}
-
 /** Rows (`axis` 0) or columns (`axis` 1) of a matrix whose mask byte is 1. */
 export function subsetMatrix(m: Matrix, mask: Uint8Array, axis: 0 | 1): Matrix {
   // Nothing dropped: share the input (values are immutable).
   if (mask.every((b) => b === 1)) return m;
   if (m.kind === "dense") {
     const [rows, cols] = m.shape as [number, number];
-    if (axis === 0) {
-      const pos = maskPositions(mask);
-      return {
-        kind: "dense",
-        dtype: m.dtype,
-        shape: [pos.length, ...m.shape.slice(1)],
-        data: gather(m.data, pos, m.data.length / Math.max(1, rows)),
-      };
-    }
+    if (axis === 0) return matrixRows(m, maskPositions(mask));
     const pos = maskPositions(mask);
     const out = allocArray(m.dtype, rows * pos.length);
     const s = m.data as unknown as { [i: number]: unknown };

@@ -138,7 +138,11 @@ function csrColumns(m: SparseMatrix, pos: Int32Array): SparseMatrix {
   };
 }
 
-/** Rows `pos` (ascending) of any matrix; CSC is treated as the CSR of its transpose. */
+/**
+ * Rows `pos` of any matrix. Dense and CSR take them in the order given, repeats allowed (scanpy's
+ * `subsample` draws with replacement); CSC is treated as the CSR of its transpose, whose columns must
+ * be ascending.
+ */
 export function matrixRows(m: Matrix, pos: Int32Array): Matrix {
   if (m.kind === "dense") return denseRows(m, pos);
   if (m.kind === "csr") return csrRows(m, pos);

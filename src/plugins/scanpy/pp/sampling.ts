@@ -3,21 +3,13 @@
  * of cells, drawn with numpy's legacy Mersenne Twister so that a seed picks the same cells as scanpy, and
  * the row subsetting of a whole table that it needs.
  */
-import {
-  allocArray,
-  type Categorical,
-  type DenseArray,
-  type Matrix,
-  type SparseMatrix,
-  type StringArray,
-  type TypedArray,
-} from "../../../sdk/data/arrays.js";
+import { allocArray, type Matrix, type SparseMatrix } from "../../../sdk/data/arrays.js";
 import type { Change } from "../../../sdk/data/change.js";
-import { type Column, type DataFrame, dataFrame, nRows } from "../../../sdk/data/dataframe.js";
+import { nRows } from "../../../sdk/data/dataframe.js";
 import { loadMatrix, type MatrixSlot } from "../../../sdk/data/lazy.js";
 import type { SpatialData } from "../../../sdk/data/spatialdata.js";
+import { frameRows, matrixRows } from "../../../sdk/data/subset.js";
 import { type AxisArray, makeTable, type RawTable, type Table } from "../../../sdk/data/table.js";
-import { isUnsDict, type UnsDict, type UnsValue, unsDict } from "../../../sdk/data/uns.js";
 import type { OpContext } from "../../../sdk/jobs/operation.js";
 import { switchCompression } from "../../../sdk/math/sparse.js";
 import { activeTable } from "../helpers.js";
@@ -105,49 +97,14 @@ export function legacyChoice(n: number, size: number, replace: boolean, seed: nu
   return perm.slice(0, size);
 }
 
-/** Rows `idx` of a dense array of any rank (rows along the first axis). */
-function takeDenseRows(a: DenseArray, idx: Int32Array): DenseArray {
-  const width = a.shape.slice(1).reduce((p, s) => p * s, 1);
-  const out = allocArray(a.dtype, idx.length * width);
-  const src = a.data as unknown as { subarray(s: number, e: number): TypedArray };
-  const dst = out as unknown as { set(a: TypedArray, o: number): void };
-  for (let r = 0; r < idx.length; r++) {
-    const i = idx[r]!;
-    dst.set(src.subarray(i * width, (i + 1) * width), r * width);
-  }
-  return { kind: "dense", dtype: a.dtype, shape: [idx.length, ...a.shape.slice(1)], data: out };
-}
-
-/** Rows `idx` of a CSR matrix. */
-function takeCsrRows(m: SparseMatrix, idx: Int32Array): SparseMatrix {
-  let nnz = 0;
-  for (const i of idx) nnz += Number(m.indptr[i + 1]) - Number(m.indptr[i]);
-  const indptr = allocArray(nnz > 0x7fffffff ? "float64" : "int32", idx.length + 1) as
-    | Int32Array
-    | Float64Array;
-  const indices = allocArray(m.indices instanceof Float64Array ? "float64" : "int32", nnz) as
-    | Int32Array
-    | Float64Array;
-  const data = allocArray(m.dtype, nnz);
-  const dst = data as unknown as { set(a: TypedArray, o: number): void };
-  const src = m.data as unknown as { subarray(s: number, e: number): TypedArray };
-  let at = 0;
-  for (let r = 0; r < idx.length; r++) {
-    const s = Number(m.indptr[idx[r]!]);
-    const e = Number(m.indptr[idx[r]! + 1]);
-    indices.set(m.indices.subarray(s, e), at);
-    dst.set(src.subarray(s, e), at);
-    at += e - s;
-    indptr[r + 1] = at;
-  }
-  return { kind: "csr", dtype: m.dtype, shape: [idx.length, m.shape[1]], data, indices, indptr };
-}
-
-/** Rows `idx` of a matrix (CSC goes through CSR and back). */
+/**
+ * Rows `idx` of a matrix, in that order (repeats allowed). Dense and CSR go through the SDK's
+ * `matrixRows`; CSC through CSR and back (the SDK takes a CSC's rows as ascending columns of its
+ * transpose, which cannot repeat).
+ */
 function takeMatrixRows(m: Matrix, idx: Int32Array): Matrix {
-  if (m.kind === "dense") return takeDenseRows(m, idx);
-  if (m.kind === "csr") return takeCsrRows(m, idx);
-  return switchCompression(takeCsrRows(switchCompression(m), idx));
+  if (m.kind !== "csc") return matrixRows(m, idx);
+  return switchCompression(matrixRows(switchCompression(m), idx) as SparseMatrix);
 }
 
 /** Rows and columns `idx` of a square matrix (an obsp graph). Row entries come out column-sorted. */
@@ -162,7 +119,7 @@ function takeSquare(m: Matrix, idx: Int32Array): Matrix {
     return { kind: "dense", dtype: m.dtype, shape: [k, k], data: out };
   }
   const wasCsc = m.kind === "csc";
-  const rowsCsr = takeCsrRows(wasCsc ? switchCompression(m) : m, idx);
+  const rowsCsr = matrixRows(wasCsc ? switchCompression(m) : m, idx) as SparseMatrix;
   // Old column → its new positions (several when drawn with replacement), as a CSR-like list.
   const n = m.shape[1];
   const k = idx.length;
@@ -205,80 +162,21 @@ function takeSquare(m: Matrix, idx: Int32Array): Matrix {
   return wasCsc ? switchCompression(out) : out;
 }
 
-/** Values `idx` of a 1-d column; categoricals drop categories no kept row uses (as anndata does). */
-function takeColumn(col: Column, idx: Int32Array): { col: Column; keptCategories?: Int32Array } {
-  switch (col.kind) {
-    case "dense":
-      return { col: takeDenseRows(col, idx) };
-    case "string":
-      return {
-        col: { kind: "string", shape: [idx.length], values: Array.from(idx, (i) => col.values[i] ?? null) },
-      };
-    case "nullable": {
-      const data = allocArray(col.dtype, idx.length);
-      const src = col.data as unknown as { [i: number]: number | bigint };
-      const dst = data as unknown as { [i: number]: number | bigint };
-      const mask = new Uint8Array(idx.length);
-      for (let r = 0; r < idx.length; r++) {
-        dst[r] = src[idx[r]!]!;
-        mask[r] = col.mask[idx[r]!]!;
-      }
-      return { col: { kind: "nullable", dtype: col.dtype, data, mask } };
-    }
-    case "categorical": {
-      const cats = col.categories;
-      const nCat = cats.kind === "string" ? cats.values.length : cats.data.length;
-      const remap = new Int32Array(nCat).fill(-1);
-      for (const i of idx) {
-        const c = col.codes[i]!;
-        if (c >= 0) remap[c] = 0;
-      }
-      const kept: number[] = [];
-      for (let c = 0; c < nCat; c++) if (remap[c] === 0) remap[c] = kept.push(c) - 1;
-      const codes = allocArray("int32", idx.length) as Int32Array;
-      for (let r = 0; r < idx.length; r++) {
-        const c = col.codes[idx[r]!]!;
-        codes[r] = c < 0 ? -1 : remap[c]!;
-      }
-      const keptIdx = Int32Array.from(kept);
-      const categories: DenseArray | StringArray =
-        cats.kind === "string"
-          ? { kind: "string", shape: [kept.length], values: kept.map((c) => cats.values[c] ?? null) }
-          : takeDenseRows(cats, keptIdx);
-      const out: Categorical = { kind: "categorical", codes, categories, ordered: col.ordered };
-      return { col: out, keptCategories: keptIdx };
-    }
-  }
-}
-
-/** Rows `idx` of a frame; reports, per categorical column, which categories were kept. */
-function takeFrame(df: DataFrame, idx: Int32Array): { df: DataFrame; kept: Map<string, Int32Array> } {
-  const kept = new Map<string, Int32Array>();
-  const cols: Record<string, Column> = {};
-  for (const name of df.columnOrder) {
-    const r = takeColumn(df.columns[name]!, idx);
-    cols[name] = r.col;
-    if (r.keptCategories) kept.set(name, r.keptCategories);
-  }
-  const index: StringArray = {
-    kind: "string",
-    shape: [idx.length],
-    values: Array.from(idx, (i) => df.index.values[i] ?? null),
-  };
-  return { df: dataFrame(index, cols, df.indexName, df.columnOrder), kept };
-}
-
 async function takeSlotRows(slot: MatrixSlot, idx: Int32Array): Promise<Matrix> {
   return takeMatrixRows(await loadMatrix(slot), idx);
 }
 
 async function takeAxisRows(a: AxisArray, idx: Int32Array): Promise<AxisArray> {
-  return a.kind === "dataframe" ? takeFrame(a, idx).df : takeSlotRows(a, idx);
+  return a.kind === "dataframe" ? frameRows(a, idx).df : takeSlotRows(a, idx);
 }
 
-/** A table restricted to rows `idx` (in that order): every obs-aligned slot, obsp on both axes, raw. */
-export async function subsetTableRows(t: Table, idx: Int32Array, signal?: AbortSignal): Promise<Table> {
-  const { df: obs, kept } = takeFrame(t.obs, idx);
+/**
+ * A table restricted to rows `idx` (in that order, repeats allowed): every obs-aligned slot, obsp on
+ * both axes, raw. Categories no kept row uses are dropped with their `uns[<col>_colors]` entries (the
+ * SDK's `frameRows`), as anndata does.
+ */
+export async function tableRowsAt(t: Table, idx: Int32Array, signal?: AbortSignal): Promise<Table> {
+  const { df: obs, uns } = frameRows(t.obs, idx, t.uns);
   const mapAsync = async <V, R>(rec: Readonly<Record<string, V>>, f: (v: V) => Promise<R> | R) => {
     const out: Record<string, R> = {};
     for (const [k, v] of Object.entries(rec)) {
@@ -287,23 +185,6 @@ export async function subsetTableRows(t: Table, idx: Int32Array, signal?: AbortS
     }
     return out;
   };
-  // anndata subsets `uns[<col>_colors]` along with the categories it drops.
-  let uns: UnsDict = t.uns;
-  for (const [name, keptCats] of kept) {
-    const colors = t.uns.entries[`${name}_colors`];
-    const col = t.obs.columns[name] as Categorical;
-    const nCat = col.categories.kind === "string" ? col.categories.values.length : col.categories.data.length;
-    if (colors && !isUnsDict(colors as UnsValue) && typeof colors === "object" && colors !== null) {
-      if (colors.kind === "string" && colors.values.length === nCat && keptCats.length < nCat) {
-        const sub: StringArray = {
-          kind: "string",
-          shape: [keptCats.length],
-          values: Array.from(keptCats, (c) => colors.values[c] ?? null),
-        };
-        uns = unsDict({ ...uns.entries, [`${name}_colors`]: sub });
-      }
-    }
-  }
   let raw: RawTable | null = null;
   if (t.raw) raw = { X: await takeSlotRows(t.raw.X, idx), var: t.raw.var, varm: t.raw.varm };
   return makeTable({
@@ -315,7 +196,7 @@ export async function subsetTableRows(t: Table, idx: Int32Array, signal?: AbortS
     obsp: await mapAsync(t.obsp, async (s) => takeSquare(await loadMatrix(s), idx)),
     varp: { ...t.varp },
     layers: await mapAsync(t.layers, (s) => takeSlotRows(s, idx)),
-    uns,
+    uns: uns ?? t.uns,
     raw,
     annotation: t.annotation,
   });
@@ -380,7 +261,7 @@ export async function subsample(sd: SpatialData, params: SubsampleParams, ctx: O
   }
   const idx = legacyChoice(n, size, replace, params.random_state ?? 0);
   ctx.progress(0.2, "subsetting");
-  const table = await subsetTableRows(t, idx, ctx.signal);
+  const table = await tableRowsAt(t, idx, ctx.signal);
   ctx.log(`${op}: kept ${size} of ${n} observations`);
   ctx.progress(1);
   return { replaceTables: { [ctx.table]: table } };
