@@ -111,7 +111,8 @@ export class DrawPanel extends LitElement {
       color: inherit;
       font-size: 12px;
     }
-    input[type="text"] {
+    input[type="text"],
+    input[type="number"] {
       width: 100%;
       box-sizing: border-box;
       font: inherit;
