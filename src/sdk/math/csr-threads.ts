@@ -6,6 +6,7 @@
  */
 import { allocArray, type SparseMatrix } from "../data/arrays.js";
 import {
+  csrRowSums,
   csrScaleRows,
   finishMeanVar,
   type MeanVar,
@@ -277,4 +278,47 @@ export async function csrColumnMeanVarAsync(
     }
   }
   return finishMeanVar(total, totalSq, rows, opts.ddof ?? 0);
+}
+
+/**
+ * out[i] = the sum of row i's stored values for rows r0…r1−1, in the row's order (the sums of
+ * `csrRowSums`, bit for bit). Self-contained (it runs in workers as is).
+ */
+export function rowSumsRange(
+  indptr: ArrayLike<number>,
+  data: ArrayLike<number>,
+  out: Float64Array,
+  r0: number,
+  r1: number,
+): void {
+  for (let i = r0; i < r1; i++) {
+    let s = 0;
+    const end = indptr[i + 1] as number;
+    for (let k = indptr[i] as number; k < end; k++) s += data[k] as number;
+    out[i] = s;
+  }
+}
+
+/**
+ * `csrRowSums` (no column mask) with the rows shared among `threads` threads when the matrix is large
+ * and on shared memory; each row's sum is the one-thread sum exactly.
+ */
+export async function csrRowSumsAsync(
+  m: SparseMatrix,
+  threads: number,
+  signal?: AbortSignal,
+): Promise<Float64Array> {
+  const n = m.shape[0];
+  const plain =
+    m.kind !== "csr" ||
+    threads < 2 ||
+    m.data.length < MIN_VALUES ||
+    m.indptr instanceof BigInt64Array ||
+    !(m.data instanceof Float32Array || m.data instanceof Float64Array) ||
+    !onSharedMemory(m.indptr, m.data);
+  if (plain) return csrRowSums(m);
+  const out = new Float64Array(new SharedArrayBuffer(n * 8));
+  const bounds = rowShares(m.indptr, n, threads);
+  await runRowKernel(rowSumsRange, bounds, (p) => [m.indptr, m.data, out, bounds[p], bounds[p + 1]], signal);
+  return out;
 }

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { allocArray, type SparseMatrix } from "../../../src/sdk/data/arrays.js";
-import { csrColumnMeanVar, csrScaleRows } from "../../../src/sdk/math/csr.js";
-import { csrColumnMeanVarAsync, csrScaleRowsAsync, log1pValues } from "../../../src/sdk/math/csr-threads.js";
+import { csrColumnMeanVar, csrRowSums, csrScaleRows } from "../../../src/sdk/math/csr.js";
+import {
+  csrColumnMeanVarAsync,
+  csrRowSumsAsync,
+  csrScaleRowsAsync,
+  log1pValues,
+} from "../../../src/sdk/math/csr-threads.js";
 import { Rng } from "../../../src/sdk/math/rng.js";
 
 /** A CSR matrix of `n` rows × `per` values, values small counts scaled per row (they repeat). */
@@ -114,5 +119,11 @@ describe("element-wise passes on two threads", () => {
         expect(Math.abs(two.var[j]! - want.var[j]!)).toBeLessThanOrEqual(1e-10 * Math.abs(want.var[j]!));
       }
     }
+  });
+
+  it("row sums on two threads equal the one-thread sums", async () => {
+    const two = await csrRowSumsAsync(m, 2);
+    expect(differences(two, csrRowSums(m))).toBe(0);
+    expect(two.buffer).toBeInstanceOf(SharedArrayBuffer);
   });
 });
