@@ -212,10 +212,14 @@ d("analysis history", () => {
     await expect
       .poll(async () => (await history()).at(-1), { timeout: 30_000 })
       .toBe("custom.sleep:cancelled");
+    // A cancelled step changed nothing: it can be deleted from history.
+    await page.locator("[data-testid=history-detail] [data-action=delete]").click();
+    await expect.poll(() => rows.count(), { timeout: 30_000 }).toBe(1);
+    expect((await history()).filter((h) => h.startsWith("custom.sleep"))).toHaveLength(1);
     // The first finishes: the live buffer goes, the full log stays.
     await rows.nth(0).click();
     await expect
-      .poll(async () => (await history()).at(-2), { timeout: 60_000 })
+      .poll(async () => (await history()).at(-1), { timeout: 60_000 })
       .toBe("custom.sleep:completed");
     await det.locator("[data-testid=live-log]").waitFor({ state: "detached", timeout: 30_000 });
     await expect

@@ -167,11 +167,19 @@ export function updatePendingParams(state: AppState, id: string, params: Record<
   return { ...state, plots: state.plots.map((e) => (e.id === id ? { ...e, params: { ...params } } : e)) };
 }
 
-/** Discard a pending step. Queued, running and finished entries cannot be deleted. */
-export function deletePending(state: AppState, id: string): AppState {
+/** Statuses whose entries may be deleted from history: nothing of theirs reached the data. */
+const DISCARDABLE = new Set(["pending", "failed", "cancelled"]);
+
+/**
+ * Delete a pending, failed or cancelled entry (client.md 3.1). Queued and running entries are still
+ * to happen; completed steps and drawn plots are the record of what changed the data, so they stay.
+ */
+export function discardEntry(state: AppState, id: string): AppState {
   const found = requireEntry(state, id);
-  if (found.entry.status !== "pending") {
-    throw new StateError(`"${id}" is ${found.entry.status}; only pending steps can be deleted`);
+  if (!DISCARDABLE.has(found.entry.status)) {
+    throw new StateError(
+      `"${id}" is ${found.entry.status}; only pending, failed or cancelled steps can be deleted`,
+    );
   }
   return found.list === "history"
     ? { ...state, compute_history: state.compute_history.filter((e) => e.id !== id) }

@@ -42,7 +42,7 @@ import { type RecipeValues, substituteSteps } from "../recipes/substitute.js";
 import {
   addEntry,
   type Descriptor,
-  deletePending,
+  discardEntry,
   entryDescriptor,
   findEntry,
   invalidatePlots,
@@ -555,10 +555,10 @@ export class Session {
     return out;
   }
 
-  /** Discard a pending step; queued, running and finished entries are refused. */
+  /** Delete a pending, failed or cancelled entry; queued, running, completed and drawn ones are refused. */
   deleteEntry(id: string): void {
     this.assertOpen();
-    this.app = deletePending(this.app, id);
+    this.app = discardEntry(this.app, id);
   }
 
   /** Cancel a queued job (true); a running or finished job cannot be cancelled (false). */

@@ -131,12 +131,17 @@ describe("cancelling and deleting", () => {
     const again = await t.api(`${S()}/jobs/${queued}`, { method: "DELETE" });
     expect(again.status).toBe(409);
     expect((await again.json()).detail).toMatch(/is cancelled; only queued jobs can be cancelled/);
+    // A cancelled entry changed nothing: it may be deleted from history.
+    expect((await t.api(`${S()}/history/${queued}`, { method: "DELETE" })).status).toBe(200);
+    expect(await entry(queued)).toBeUndefined();
     const run = await t.api(`${S()}/jobs/${running}`, { method: "DELETE" });
     expect(run.status).toBe(409);
     expect((await run.json()).detail).toMatch(/is running/);
     const hist = await t.api(`${S()}/history/${running}`, { method: "DELETE" });
     expect(hist.status).toBe(409);
-    expect((await hist.json()).detail).toMatch(/running; only pending steps can be deleted/);
+    expect((await hist.json()).detail).toMatch(
+      /running; only pending, failed or cancelled steps can be deleted/,
+    );
     expect((await t.waitJob(sid, running)).status).toBe("completed");
     const done = await t.api(`${S()}/history/${running}`, { method: "DELETE" });
     expect(done.status).toBe(409);

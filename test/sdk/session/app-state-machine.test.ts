@@ -3,7 +3,7 @@ import { StateError } from "../../../src/sdk/errors.js";
 import { emptyAppState } from "../../../src/sdk/io/checkpoint/app-state.js";
 import {
   addEntry,
-  deletePending,
+  discardEntry,
   invalidatePlots,
   pendingIds,
   settleLoadedState,
@@ -39,7 +39,7 @@ describe("history transitions", () => {
     expect(s.compute_history[0]!.params).toEqual({ old_name: "x", new_name: "y" });
     s = transition(s, "h1", "queued");
     expect(() => updatePendingParams(s, "h1", {})).toThrow(StateError);
-    expect(() => deletePending(s, "h1")).toThrow(/only pending/);
+    expect(() => discardEntry(s, "h1")).toThrow(/only pending, failed or cancelled/);
     expect(() => transition(s, "h1", "completed")).toThrow(StateError);
     s = transition(s, "h1", "running", { started_at: "2026-01-01T00:00:00.000Z" });
     expect(() => transition(s, "h1", "cancelled")).toThrow(/running; it cannot become cancelled/);
@@ -52,15 +52,20 @@ describe("history transitions", () => {
     expect(() => transition(s, "h1", "queued")).toThrow(StateError);
   });
 
-  it("cancels only queued entries and deletes only pending ones", () => {
+  it("cancels only queued entries and deletes pending, failed and cancelled ones", () => {
     let s = addEntry(emptyAppState(), "a", rename, "queued", LIB);
     s = addEntry(s, "b", rename, "pending", LIB);
     s = transition(s, "a", "cancelled");
     expect(s.compute_history[0]!.status).toBe("cancelled");
     expect(pendingIds(s)).toEqual(["b"]);
-    s = deletePending(s, "b");
+    s = discardEntry(s, "b");
     expect(s.compute_history.map((e) => e.id)).toEqual(["a"]);
-    expect(() => deletePending(s, "zzz")).toThrow(/no history entry/);
+    s = addEntry(s, "c", rename, "queued", LIB);
+    s = transition(s, "c", "running", { started_at: "2026-01-01T00:00:00.000Z" });
+    s = transition(s, "c", "failed", { finished_at: "2026-01-01T00:00:01.000Z" });
+    s = discardEntry(discardEntry(s, "c"), "a");
+    expect(s.compute_history).toEqual([]);
+    expect(() => discardEntry(s, "zzz")).toThrow(/no history entry/);
   });
 
   it("never mutates its input", () => {

@@ -40,12 +40,12 @@ const entry = (status: string) =>
   }) as never;
 
 describe("history model", () => {
-  it("badges: pending is a draft; only pending rows delete, only queued rows cancel", () => {
+  it("badges: pending is a draft; pending, failed and cancelled rows delete, only queued rows cancel", () => {
     expect(badgeText("pending")).toBe("draft");
     expect(badgeText("drawn")).toBe("drawn");
     expect(
       ["pending", "queued", "running", "completed", "failed", "cancelled"].filter((s) => deletable(entry(s))),
-    ).toEqual(["pending"]);
+    ).toEqual(["pending", "failed", "cancelled"]);
     expect(["pending", "queued", "running", "completed"].filter((s) => cancellable(entry(s)))).toEqual([
       "queued",
     ]);

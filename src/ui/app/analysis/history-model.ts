@@ -19,13 +19,9 @@ export function badgeText(status: string): string {
   return status === "pending" ? "draft" : status;
 }
 
-/**
- * Whether the server lets the row be deleted from history. The spec's client section lists failed
- * and cancelled rows as well, but `DELETE /history/{id}` discards pending steps only (it answers
- * 409 for the rest), so only pending rows offer the action.
- */
+/** Whether the row may be deleted from history: pending, failed and cancelled rows changed nothing. */
 export function deletable(row: HistoryRow): boolean {
-  return row.status === "pending";
+  return row.status === "pending" || row.status === "failed" || row.status === "cancelled";
 }
 
 /** Whether the row's job can still be cancelled (queued only; a running job runs to its end). */
