@@ -22,6 +22,41 @@ export function affineXY(element: string, cs: string, m: readonly (readonly numb
   };
 }
 
+/**
+ * A 2-D affine `[[a, b, tx], [c, d, ty]]` (x' = a·x + b·y + tx) of an element with axes `axes` (a
+ * raster's `c,y,x` or `y,x`) into `cs`, written over the element's own axes — other axes pass through —
+ * so readers that check the matrix against the element's axes (spatialdata) accept it.
+ */
+export function affineOn(
+  axes: readonly string[],
+  element: string,
+  cs: string,
+  m: readonly (readonly number[])[],
+): Transformation {
+  const own = defaultAxes(axes);
+  const n = axes.length;
+  const xi = axes.indexOf("x");
+  const yi = axes.indexOf("y");
+  const rows: number[][] = [];
+  for (let i = 0; i <= n; i++) {
+    const row = new Array<number>(n + 1).fill(0);
+    if (i === n) row[n] = 1;
+    else if (i === xi || i === yi) {
+      const r = m[i === xi ? 0 : 1]!;
+      row[xi] = r[0]!;
+      row[yi] = r[1]!;
+      row[n] = r[2]!;
+    } else row[i] = 1;
+    rows.push(row);
+  }
+  return {
+    type: "affine",
+    affine: rows,
+    input: { name: element, axes: own },
+    output: { name: cs, axes: own },
+  };
+}
+
 /** A per-axis scale (`sx`, `sy`; 1 on any other axis) of an element with axes `axes` into `cs`. */
 export function scaleOn(
   axes: readonly string[],

@@ -116,14 +116,17 @@ describe("io.cosmx per-FOV label masks", () => {
     expect(px).toBeInstanceOf(Int32Array);
     const tf = el.transformations.global as { type: string; affine: number[][] };
     expect(tf.type).toBe("affine");
+    expect(tf.affine.length).toBe(3);
+    expect(tf.affine[2]).toEqual([0, 0, 1]);
     expect(Object.keys(el.transformations).sort()).toEqual(["1", "global"]);
     for (const c of expected.cells) {
       const [x, y] = c.local;
       // The label at the cell's local centre is its id …
       expect(px[Math.round(y) * expected.width + Math.round(x)]).toBe(c.cell_ID);
       // … and the global transformation takes that centre onto the cell's global centre.
-      const gx = tf.affine[0]![0]! * x + tf.affine[0]![1]! * y + tf.affine[0]![2]!;
-      const gy = tf.affine[1]![0]! * x + tf.affine[1]![1]! * y + tf.affine[1]![2]!;
+      // Rows and columns follow the element's axes (y, x), then the constant.
+      const gx = tf.affine[1]![1]! * x + tf.affine[1]![0]! * y + tf.affine[1]![2]!;
+      const gy = tf.affine[0]![1]! * x + tf.affine[0]![0]! * y + tf.affine[0]![2]!;
       expect(gx).toBeCloseTo(c.global[0], 3);
       expect(gy).toBeCloseTo(c.global[1], 3);
     }

@@ -12,7 +12,7 @@ import type { DenseArray } from "../../../data/arrays.js";
 import type { AxisSelection, LabelsElement, RasterSource } from "../../../data/elements.js";
 import type { Transformation } from "../../../data/transforms.js";
 import { DataError } from "../../data-error.js";
-import { affineXY, identityOn } from "../placement.js";
+import { affineOn, identityOn } from "../placement.js";
 
 /** The label mask files of an export (`CellLabels/` or the folder itself), by FOV number. */
 export function labelFiles(dir: string): Map<string, string> {
@@ -173,6 +173,6 @@ export function fovPlacement(
 ): (axes: readonly string[]) => Record<string, Transformation> {
   return (axes) => ({
     [fov]: identityOn(axes, name, fov),
-    [global]: affineXY(name, global, affine),
+    [global]: affineOn(axes, name, global, affine),
   });
 }

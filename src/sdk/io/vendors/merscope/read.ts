@@ -17,7 +17,7 @@ import { asCategorical } from "../categorize.js";
 import { type ReaderReport, rangeIds, regionTable, type VendorResult, xyMatrix } from "../common.js";
 import { numericColumn, readFrameFile, textColumn } from "../frame-file.js";
 import { type ImageRecipes, openImage } from "../image-recipe.js";
-import { affineXY, identityXY } from "../placement.js";
+import { affineOn, identityXY } from "../placement.js";
 import { csrFromTextColumns, readDelimited, typedColumn } from "../text.js";
 import { readMerscopeBoundaries } from "./boundaries.js";
 import { invertAffine2, micronToPixel, readManifest } from "./transform.js";
@@ -196,7 +196,7 @@ export async function readMerscope(
           channels: files.map((f) => f.stain),
         },
         name,
-        () => ({ [GLOBAL]: affineXY(name, GLOBAL, toMicrons) }),
+        (axes) => ({ [GLOBAL]: affineOn(axes, name, GLOBAL, toMicrons) }),
         recipes,
       );
     }
