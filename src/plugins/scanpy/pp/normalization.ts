@@ -9,7 +9,7 @@ import type { Column } from "../../../sdk/data/dataframe.js";
 import type { SpatialData } from "../../../sdk/data/spatialdata.js";
 import type { OpContext } from "../../../sdk/jobs/operation.js";
 import { csrRowSums, floatDtypeFor, numberData } from "../../../sdk/math/csr.js";
-import { csrScaleRowsAsync } from "../../../sdk/math/csr-threads.js";
+import { csrRowSumsAsync, csrScaleRowsAsync } from "../../../sdk/math/csr-threads.js";
 import { switchCompression } from "../../../sdk/math/sparse.js";
 import { activeTable, asCsr, getMatrix, refuseNegative } from "../helpers.js";
 
@@ -72,7 +72,8 @@ export async function normalize_total(
   // Totals in float64, stored as the data's float type (scanpy keeps them in X's dtype).
   const dtype = floatDtypeFor(x.dtype);
   const round = dtype === "float32" ? Math.fround : (v: number) => v;
-  let counts = csrRowSums(csr);
+  // The totals pass over every stored value, on the job's threads (each row's sum as on one thread).
+  let counts = await csrRowSumsAsync(csr, ctx.threads, ctx.signal);
   let excluded = 0;
   if (params.exclude_highly_expressed) {
     const data = numberData(csr.data);
