@@ -69,6 +69,11 @@ export interface SpatialAutocorrParams {
   /** attr `X`: a layer instead of X; attr `obsm`: the obsm key. */
   layer?: string | null;
   /**
+   * attr `X`: read raw X (genes looked up in raw's var names) instead of X.
+   * @default false
+   */
+  use_raw?: boolean;
+  /**
    * Seed of the permutations.
    * @asType integer
    */
@@ -98,7 +103,14 @@ export async function spatial_autocorr(
   const attr = params.attr ?? "X";
   const list = asList(params.genes as (string | number)[] | string | number | null | undefined);
   let f: NamedFeatures;
-  if (attr === "X") f = await geneFeatures(t, list ? list.map(String) : null, params.layer ?? null, what);
+  if (attr === "X")
+    f = await geneFeatures(
+      t,
+      list ? list.map(String) : null,
+      params.layer ?? null,
+      what,
+      params.use_raw ?? false,
+    );
   else if (attr === "obs") f = obsFeatures(t, list ? list.map(String) : null, what);
   else f = await obsmFeatures(t, params.layer ?? null, list ? list.map(Number) : null, what);
   if (f.nFeatures === 0) throw new Error(`${what}: no features to score`);

@@ -47,23 +47,31 @@ export function matrixColumns(x: Matrix, cols: readonly number[], n: number): Fl
   return out;
 }
 
-/** Genes of X or a layer: the named ones, else `highly_variable`, else all. */
+/**
+ * Genes of X, a layer or raw X (`useRaw`, squidpy's `use_raw`: raw's own var names): the named ones,
+ * else `highly_variable` (of `var`), else all.
+ */
 export async function geneFeatures(
   t: Table,
   genes: readonly string[] | null,
   layer: string | null,
   what: string,
+  useRaw = false,
 ): Promise<NamedFeatures> {
   const n = nObs(t);
-  const names = t.var.index.values.map((v) => v ?? "");
+  if (useRaw && layer) throw new Error(`${what}: use_raw and layer cannot be used together`);
+  if (useRaw && !t.raw) throw new Error(`${what}: use_raw=true but the table has no raw`);
+  const varFrame = useRaw && t.raw ? (t.raw.var ?? t.var) : t.var;
+  const names = varFrame.index.values.map((v) => v ?? "");
   let chosen: string[];
   if (genes) chosen = [...genes];
   else {
     const hv = t.var.columns.highly_variable;
     if (hv && hv.kind === "dense") {
       const d = hv.data as unknown as ArrayLike<number>;
-      chosen = names.filter((_, j) => Number(d[j]) !== 0);
-    } else chosen = names;
+      // Highly variable genes are flagged in var; with raw they are looked up by name there.
+      chosen = t.var.index.values.filter((_, j) => Number(d[j]) !== 0).map((v) => v ?? "");
+    } else chosen = t.var.index.values.map((v) => v ?? "");
   }
   if (chosen.length > MAX_FEATURES) {
     throw new Error(
@@ -77,7 +85,7 @@ export async function geneFeatures(
       `${what}: gene${missing.length > 1 ? "s" : ""} not in var_names: ${missing.slice(0, 10).join(", ")}${missing.length > 10 ? " …" : ""}`,
     );
   }
-  let slot = t.X;
+  let slot = useRaw ? (t.raw?.X ?? null) : t.X;
   if (layer) {
     slot = (Object.hasOwn(t.layers, layer) ? t.layers[layer] : undefined) ?? null;
     if (!slot)

@@ -6,6 +6,7 @@
  * levels joined by `|`), `interactions` (source, target) and `clusters` (cluster_1, cluster_2) with
  * the levels themselves, and `metadata` (an empty frame; interactions carry no extra columns here).
  */
+import { readFile, stat } from "node:fs/promises";
 import { allocArray, type Matrix } from "../../sdk/data/arrays.js";
 import type { Change } from "../../sdk/data/change.js";
 import { type Column, dataFrame } from "../../sdk/data/dataframe.js";
@@ -34,10 +35,19 @@ export interface LigrecParams {
   /**
    * Ligand–receptor pairs [source, target] (e.g. from CellPhoneDB or OmniPath, saved beforehand:
    * nothing is downloaded). Complexes join their genes with `_`.
+   * Give these or `interactions_file`.
    * @minItems 1
    * @maxItems 100000
    */
-  interactions: InteractionPair[];
+  interactions?: InteractionPair[] | null;
+  /**
+   * A CSV or TSV file under the data dir with the pairs, one per line: columns `source` and `target`
+   * named in a header line (as squidpy's interactions frame), else the first two columns (as CellPhoneDB
+   * exports and `omnipath` tables saved as CSV). Instead of `interactions`.
+   * @pathKind file
+   * @maxLength 4096
+   */
+  interactions_file?: string | null;
   /**
    * Complexes: `min` takes the gene with the smallest mean expression, `all` every combination.
    * @default "min"
@@ -84,6 +94,59 @@ export interface LigrecParams {
   key_added?: string | null;
 }
 
+/** Largest interactions file read (bytes). */
+const MAX_INTERACTIONS_FILE_BYTES = 64 * 1024 * 1024;
+/** Most interactions one call takes (the `interactions` param's bound too). */
+const MAX_INTERACTIONS = 100_000;
+
+/**
+ * The pairs of `interactions`, or of `interactions_file` (a path the session already resolved and
+ * contained under the data dir: it is only read here).
+ */
+async function interactionsOf(params: LigrecParams, what: string): Promise<string[][]> {
+  const file = params.interactions_file ?? null;
+  if (params.interactions && file)
+    throw new Error(`${what}: give interactions or interactions_file, not both`);
+  if (params.interactions) return params.interactions;
+  if (!file) throw new Error(`${what}: no interactions: give interactions or interactions_file`);
+  const st = await stat(file).catch((err: Error) => {
+    throw new Error(`${what}: interactions_file ${file}: ${err.message}`);
+  });
+  if (!st.isFile()) throw new Error(`${what}: interactions_file ${file} is not a regular file`);
+  if (st.size > MAX_INTERACTIONS_FILE_BYTES)
+    throw new Error(
+      `${what}: interactions_file ${file} has ${st.size} bytes, over ${MAX_INTERACTIONS_FILE_BYTES}`,
+    );
+  const lines = (await readFile(file, "utf8"))
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
+  if (lines.length === 0) throw new Error(`${what}: interactions_file ${file} is empty`);
+  const sep = lines[0]!.includes("\t") ? "\t" : ",";
+  const cells = (l: string) => l.split(sep).map((c) => c.trim().replace(/^"(.*)"$/, "$1"));
+  const head = cells(lines[0]!).map((c) => c.toLowerCase());
+  let si = head.indexOf("source");
+  let ti = head.indexOf("target");
+  let body = lines.slice(1);
+  if (si < 0 || ti < 0) {
+    si = 0;
+    ti = 1;
+    body = lines;
+  }
+  if (body.length > MAX_INTERACTIONS)
+    throw new Error(`${what}: interactions_file ${file} has ${body.length} pairs, over ${MAX_INTERACTIONS}`);
+  return body.map((l, i) => {
+    const c = cells(l);
+    const src = c[si];
+    const tgt = c[ti];
+    if (!src || !tgt)
+      throw new Error(
+        `${what}: interactions_file ${file} line ${i + (body === lines ? 1 : 2)}: no source and target`,
+      );
+    return [src, tgt];
+  });
+}
+
 /**
  * Ligand–receptor interaction test between clusters (squidpy's `gr.ligrec`, CellPhoneDB's method):
  * mean expression of each pair across each cluster pair, and its permutation p-value.
@@ -119,9 +182,8 @@ export async function ligrec(sd: SpatialData, params: LigrecParams, ctx: OpConte
     if (!geneAt.has(g)) geneAt.set(g, j);
   });
   // Interactions: upper-cased, deduplicated, complexes resolved, kept when both genes are present.
-  const raw = params.interactions.map(
-    ([s, tg]) => [String(s).toUpperCase(), String(tg).toUpperCase()] as [string, string],
-  );
+  const given = await interactionsOf(params, what);
+  const raw = given.map(([s, tg]) => [String(s).toUpperCase(), String(tg).toUpperCase()] as [string, string]);
   const seen = new Set<string>();
   let pairs = raw.filter(([s, tg]) => {
     const key = `${s}\u0000${tg}`;

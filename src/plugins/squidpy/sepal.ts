@@ -54,6 +54,11 @@ export interface SepalParams {
   spatial_key?: string;
   /** A layer instead of X. */
   layer?: string | null;
+  /**
+   * Read raw X (genes looked up in raw's var names) instead of X.
+   * @default false
+   */
+  use_raw?: boolean;
 }
 
 /**
@@ -69,7 +74,7 @@ export async function sepal(sd: SpatialData, params: SepalParams, ctx: OpContext
   const { coords, dim } = await spatialCoords(t, ctx.table, params.spatial_key ?? "spatial");
   const graph = sepalGraph(g.indptr, g.indices, coords, dim, params.max_neighs);
   const genes = params.genes == null ? null : Array.isArray(params.genes) ? params.genes : [params.genes];
-  const f = await geneFeatures(t, genes, params.layer ?? null, "sepal");
+  const f = await geneFeatures(t, genes, params.layer ?? null, "sepal", params.use_raw ?? false);
   if (f.nFeatures === 0) throw new Error("sepal: no genes to score");
   const n = f.nCells;
   const scores = new Float64Array(f.nFeatures);
