@@ -88,6 +88,39 @@ describe("tessera run", () => {
     expect(cp.appState.compute_history[1]!.error).toContain("broken step");
   });
 
+  it("shows the running step's progress on a long step (the live stderr line), then clears it", async () => {
+    const long = join(dataDir, "long.json");
+    await writeFile(
+      long,
+      JSON.stringify({
+        schema_version: 1,
+        meta: { name: "long_step", description: "one step of 1.5 s that reports its progress" },
+        steps: [{ namespace: "custom", function: "sleep", params: { ms: 1500 } }],
+      }),
+    );
+    const c = capture();
+    const lines: string[] = [];
+    const code = await runCommand(
+      {
+        recipe: long,
+        input: demo,
+        output: join(dataDir, "out", "long.sdata.zarr.zip"),
+        params: [],
+        plugins: ["tessera", "testkit"],
+      },
+      { ...c.io, progress: (l: string) => lines.push(l) },
+    );
+    expect(code).toBe(0);
+    const bars = lines.filter((l) => l.startsWith("[1/1] custom.sleep "));
+    // testkit's sleep reports about every 10 ms; the stream is throttled, so a few lines, not one per report.
+    expect(bars.length).toBeGreaterThan(1);
+    const fractions = bars.map((l) => Number(/(\d+)%/.exec(l)?.[1]));
+    expect(fractions.every((f) => f >= 0 && f <= 100)).toBe(true);
+    expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+    expect(lines.at(-1)).toBe("");
+    expect(c.out.join("\n")).toMatch(/\[1\/1\] custom\.sleep ok/);
+  });
+
   it("refuses unknown params and bad values before loading anything", async () => {
     const c = capture();
     const output = join(dataDir, "never.sdata.zarr.zip");

@@ -100,23 +100,23 @@ async function obsmMatrix(a: AxisArray, key: string): Promise<Matrix> {
   return loadMatrix(a);
 }
 
-interface Representation {
+/** The float32 rows neighbors searches, `d` values each. */
+interface NeighborsInput {
   readonly data: Float32Array;
   readonly d: number;
   /** PCA computed on the way, to store too (scanpy's fallback). */
   readonly pcaChange?: TableChange;
 }
 
-/** scanpy's `_choose_representation`. */
-export async function chooseRepresentation(
-  t: Table,
-  params: NeighborsParams,
-  ctx: OpContext,
-): Promise<Representation> {
+/**
+ * scanpy's `_choose_representation` as neighbors uses it: float32 rows, and a PCA computed on the way
+ * when there is none (the `sc.tl` tools' variant, without that fallback, is `tl/helpers.ts`).
+ */
+async function neighborsInput(t: Table, params: NeighborsParams, ctx: OpContext): Promise<NeighborsInput> {
   const nPcs = params.n_pcs ?? null;
   let useRep = params.use_rep ?? null;
   if (useRep === null && nPcs === 0) useRep = "X";
-  const fromMatrix = (x: Matrix, what: string): Representation => {
+  const fromMatrix = (x: Matrix, what: string): NeighborsInput => {
     const width = x.shape.length > 1 ? (x.shape[1] as number) : 1;
     if (nPcs !== null && nPcs > width && useRep !== "X") {
       throw new Error(`neighbors: ${what} has ${width} dimensions, fewer than n_pcs=${nPcs}`);
@@ -232,7 +232,7 @@ export async function neighbors(sd: SpatialData, params: NeighborsParams, ctx: O
     ctx.log(`neighbors: n_obs too small: adjusting to n_neighbors = ${k}`);
   }
   const randomState = params.random_state ?? 0;
-  const rep = await chooseRepresentation(t, params, ctx);
+  const rep = await neighborsInput(t, params, ctx);
   ctx.signal.throwIfAborted();
 
   let distances: SparseMatrix | DenseArray;
