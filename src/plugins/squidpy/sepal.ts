@@ -7,7 +7,7 @@ import type { Change } from "../../sdk/data/change.js";
 import { dataFrame } from "../../sdk/data/dataframe.js";
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
-import { sepalGraph, sepalScore } from "../../sdk/math/spatial/sepal.js";
+import { sepalGraph, sepalScores } from "../../sdk/math/spatial/sepal.js";
 import { geneFeatures } from "./features.js";
 import { obspGraph, spatialCoords, tableOf } from "./inputs.js";
 
@@ -77,18 +77,14 @@ export async function sepal(sd: SpatialData, params: SepalParams, ctx: OpContext
   const f = await geneFeatures(t, genes, params.layer ?? null, "sepal", params.use_raw ?? false);
   if (f.nFeatures === 0) throw new Error("sepal: no genes to score");
   const n = f.nCells;
-  const scores = new Float64Array(f.nFeatures);
-  for (let k = 0; k < f.nFeatures; k++) {
-    ctx.signal.throwIfAborted();
-    ctx.progress(k / f.nFeatures);
-    scores[k] = sepalScore(
-      f.data.slice(k * n, (k + 1) * n),
-      graph,
-      params.n_iter ?? 30000,
-      params.dt ?? 0.001,
-      params.thresh ?? 1e-8,
-    );
-  }
+  ctx.progress(0, "diffusion");
+  const scores = await sepalScores(f.data, f.nFeatures, n, graph, {
+    nIter: params.n_iter ?? 30000,
+    dt: params.dt ?? 0.001,
+    thresh: params.thresh ?? 1e-8,
+    threads: ctx.threads,
+    signal: ctx.signal,
+  });
   const nan = Array.from(scores).filter(Number.isNaN).length;
   if (nan) ctx.log(`sepal: ${nan} gene(s) did not converge in n_iter steps (NaN); consider a larger n_iter`);
   const order = Array.from({ length: f.nFeatures }, (_, k) => k).sort((a, b) => {

@@ -6,6 +6,9 @@
  * stencil; the others copy the change of their nearest saturated node.
  */
 
+import { allocArray, toShared } from "../../data/arrays.js";
+import { runKernelThreads } from "../row-threads.js";
+
 /** The graph prepared for diffusion. */
 export interface SepalGraph {
   /** Saturated nodes. */
@@ -77,25 +80,6 @@ export function sepalGraph(
   return { sat: Int32Array.from(sat), satNbrs, unsat: Int32Array.from(unsat), unsatSource, maxNeighs };
 }
 
-/** Shannon entropy (nats) of the positive values normalised to sum 1; 0 when they sum to ~0. */
-function entropy(conc: Float64Array, sat: Int32Array): number {
-  let sum = 0;
-  for (let s = 0; s < sat.length; s++) {
-    const v = conc[sat[s] as number] as number;
-    if (v > 0) sum += v;
-  }
-  if (sum < Number.EPSILON) return 0;
-  let h = 0;
-  for (let s = 0; s < sat.length; s++) {
-    const v = conc[sat[s] as number] as number;
-    if (v > 0) {
-      const p = v / sum;
-      h -= Math.log(Math.max(p, Number.EPSILON)) * p;
-    }
-  }
-  return h;
-}
-
 /**
  * The sepal score of one gene (its values over all nodes, overwritten): dt × the first iteration
  * whose entropy change is ≤ thresh, or NaN when none of `nIter` is.
@@ -107,30 +91,144 @@ export function sepalScore(
   dt: number,
   thresh: number,
 ): number {
-  const { sat, satNbrs, unsat, unsatSource, maxNeighs } = g;
+  const out = new Float64Array(1);
+  sepalKernel(
+    conc,
+    conc.length,
+    0,
+    1,
+    g.sat,
+    g.satNbrs,
+    g.unsat,
+    g.unsatSource,
+    g.maxNeighs,
+    nIter,
+    dt,
+    thresh,
+    out,
+  );
+  return out[0] as number;
+}
+
+/** Options of {@link sepalScores}. */
+export interface SepalRunOptions {
+  readonly nIter: number;
+  readonly dt: number;
+  readonly thresh: number;
+  readonly threads?: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Sepal scores of `nFeatures` genes (rows of `data`, `n` values each, on shared memory; overwritten by
+ * the diffusion), genes shared among the job's threads: each gene diffuses on its own, so the scores
+ * do not depend on the thread count.
+ */
+export async function sepalScores(
+  data: Float64Array,
+  nFeatures: number,
+  n: number,
+  g: SepalGraph,
+  opts: SepalRunOptions,
+): Promise<Float64Array> {
+  const scores = allocArray("float64", nFeatures) as Float64Array;
+  const parts = Math.max(1, Math.min(opts.threads ?? 1, nFeatures));
+  const shared = toShared(data);
+  const sat = toShared(g.sat);
+  const satNbrs = toShared(g.satNbrs);
+  const unsat = toShared(g.unsat);
+  const unsatSource = toShared(g.unsatSource);
+  await runKernelThreads(
+    sepalKernel,
+    parts,
+    (p) => [
+      shared,
+      n,
+      Math.floor((p * nFeatures) / parts),
+      Math.floor(((p + 1) * nFeatures) / parts),
+      sat,
+      satNbrs,
+      unsat,
+      unsatSource,
+      g.maxNeighs,
+      opts.nIter,
+      opts.dt,
+      opts.thresh,
+      scores,
+    ],
+    opts.signal,
+  );
+  if (shared !== data) data.set(shared);
+  return scores;
+}
+
+/**
+ * Genes [from, to) of `data` (n values each) diffused as squidpy's sepal does, each gene's score into
+ * `scores[gene]`: saturated nodes by the grid's stencil, unsaturated ones copying their source's
+ * change, negatives clipped, until the change of the saturated nodes' entropy (Shannon, nats, of
+ * the positive concentrations normalised to sum 1, divided by their count) is ≤ thresh. Self-contained:
+ * it runs as source text in worker threads.
+ */
+function sepalKernel(
+  data: Float64Array,
+  n: number,
+  from: number,
+  to: number,
+  sat: Int32Array,
+  satNbrs: Int32Array,
+  unsat: Int32Array,
+  unsatSource: Int32Array,
+  maxNeighs: number,
+  nIter: number,
+  dt: number,
+  thresh: number,
+  scores: Float64Array,
+): void {
   const m = sat.length;
-  const dcdt = new Float64Array(conc.length);
-  let prev = 1;
-  for (let it = 0; it < nIter; it++) {
-    for (let s = 0; s < m; s++) {
-      let nb = 0;
-      for (let p = 0; p < maxNeighs; p++) nb += conc[satNbrs[s * maxNeighs + p] as number] as number;
-      const c = conc[sat[s] as number] as number;
-      dcdt[sat[s] as number] = maxNeighs === 6 ? (2 * nb - 12 * c) / 3 : nb - 4 * c;
+  const dcdt = new Float64Array(n);
+  for (let gene = from; gene < to; gene++) {
+    const conc = data.subarray(gene * n, (gene + 1) * n);
+    let prev = 1;
+    let score = Number.NaN;
+    for (let it = 0; it < nIter; it++) {
+      for (let s = 0; s < m; s++) {
+        let nb = 0;
+        for (let p = 0; p < maxNeighs; p++) nb += conc[satNbrs[s * maxNeighs + p] as number] as number;
+        const c = conc[sat[s] as number] as number;
+        dcdt[sat[s] as number] = maxNeighs === 6 ? (2 * nb - 12 * c) / 3 : nb - 4 * c;
+      }
+      for (let s = 0; s < m; s++) {
+        const i = sat[s] as number;
+        conc[i] = (conc[i] as number) + (dcdt[i] as number) * dt;
+      }
+      for (let u = 0; u < unsat.length; u++) {
+        const i = unsat[u] as number;
+        conc[i] = (conc[i] as number) + (dcdt[unsatSource[u] as number] as number) * dt;
+      }
+      for (let i = 0; i < n; i++) if ((conc[i] as number) < 0) conc[i] = 0;
+      let sum = 0;
+      for (let s = 0; s < m; s++) {
+        const v = conc[sat[s] as number] as number;
+        if (v > 0) sum += v;
+      }
+      let h = 0;
+      if (sum >= Number.EPSILON) {
+        for (let s = 0; s < m; s++) {
+          const v = conc[sat[s] as number] as number;
+          if (v > 0) {
+            const q = v / sum;
+            h -= Math.log(Math.max(q, Number.EPSILON)) * q;
+          }
+        }
+      }
+      const ent = h / m;
+      const diff = Math.abs(ent - prev);
+      prev = ent;
+      if (diff <= thresh) {
+        score = dt * it;
+        break;
+      }
     }
-    for (let s = 0; s < m; s++) {
-      const i = sat[s] as number;
-      conc[i] = (conc[i] as number) + (dcdt[i] as number) * dt;
-    }
-    for (let u = 0; u < unsat.length; u++) {
-      const i = unsat[u] as number;
-      conc[i] = (conc[i] as number) + (dcdt[unsatSource[u] as number] as number) * dt;
-    }
-    for (let i = 0; i < conc.length; i++) if ((conc[i] as number) < 0) conc[i] = 0;
-    const ent = entropy(conc, sat) / m;
-    const diff = Math.abs(ent - prev);
-    prev = ent;
-    if (diff <= thresh) return dt * it;
+    scores[gene] = score;
   }
-  return Number.NaN;
 }

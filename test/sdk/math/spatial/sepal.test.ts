@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Rng } from "../../../../src/sdk/math/rng.js";
 import { spatialGraph } from "../../../../src/sdk/math/spatial/graph.js";
-import { sepalGraph, sepalScore } from "../../../../src/sdk/math/spatial/sepal.js";
+import { sepalGraph, sepalScore, sepalScores } from "../../../../src/sdk/math/spatial/sepal.js";
 
 /** A 24 × 24 hexagonal lattice like Visium spots, and its grid graph (6 neighbours inside). */
 function lattice() {
@@ -29,6 +29,25 @@ describe("sepal", () => {
     const sNoise = sepalScore(noise, sg, 30000, 0.001, 1e-8);
     expect(sBlob).toBeGreaterThan(sNoise);
     expect(sNoise).toBeGreaterThan(0);
+  });
+
+  it("genes on the job's threads score as one at a time, whatever the thread count", async () => {
+    const { coords, g } = lattice();
+    const sg = sepalGraph(g.indptr, g.indices, coords, 2, 6);
+    const rng = new Rng(9);
+    const genes = 5;
+    const rows = Array.from({ length: genes }, (_, k) =>
+      Float64Array.from({ length: 576 }, (_, i) =>
+        k % 2 ? rng.uniform(0, 5) : Math.exp(-((coords[2 * i]! - 300 * k) ** 2) / (2 * 400 ** 2)) * 5,
+      ),
+    );
+    const one = rows.map((r) => sepalScore(Float64Array.from(r), sg, 30000, 0.001, 1e-8));
+    for (const threads of [1, 3]) {
+      const data = new Float64Array(genes * 576);
+      rows.forEach((r, k) => data.set(r, k * 576));
+      const got = await sepalScores(data, genes, 576, sg, { nIter: 30000, dt: 0.001, thresh: 1e-8, threads });
+      expect(Array.from(got)).toEqual(one);
+    }
   });
 
   it("refuses a graph whose busiest node has another number of neighbours", () => {
