@@ -44,7 +44,7 @@ describe("sepal", () => {
     const one = rows.map((r) => sepalScore(Float64Array.from(r), sg, 30000, 0.001, 1e-8));
     for (const threads of [1, 3]) {
       const data = new Float64Array(genes * 576);
-      rows.forEach((r, k) => data.set(r, k * 576));
+      for (const [k, r] of rows.entries()) data.set(r, k * 576);
       const got = await sepalScores(data, genes, 576, sg, { nIter: 30000, dt: 0.001, thresh: 1e-8, threads });
       expect(Array.from(got)).toEqual(one);
     }
