@@ -56,6 +56,15 @@ export interface MerscopeParams {
    * @default true
    */
   cells_boundaries?: boolean;
+  /**
+   * A folder inside the output folder with a vpt (vizgen-postprocessing-tool) re-segmentation:
+   * `*cell_by_gene.csv`, `*cell_metadata.csv`, `*micron_space.parquet` (vpt names them after the
+   * segmentation, e.g. `cellpose_…`), read instead of the instrument's cells and boundaries.
+   * @pathKind folder
+   * @boundTo path
+   * @maxLength 4096
+   */
+  vpt_outputs?: string | null;
 }
 
 /**

@@ -125,3 +125,67 @@ describe("io.merscope on sfe-toy/vizgen_cellbound", () => {
     await expect(readMerscope(dir)).rejects.toThrow(/cell_by_gene\.csv: line 2 has 2 fields, expected 3/);
   });
 });
+
+describe("io.merscope vpt_outputs", () => {
+  it("reads cells, metadata and boundaries from a vpt output folder (sfe-toy's Cellpose run) instead of the instrument's", async () => {
+    // sfe-toy ships vpt's Cellpose outputs (cellpose_cell_by_gene.csv, cellpose_cell_metadata.csv,
+    // cellpose_micron_space.parquet with MultiPolygons) for the same 1,058 cells. With the instrument's
+    // own cell files removed, only the vpt folder can give the table and the boundaries.
+    const dir = join(tmp, "vpt");
+    await cp(fixture("sfe-toy/vizgen_cellbound"), dir, { recursive: true });
+    await cp(fixture("sfe-toy/vizgen_cellbound_Cellpose/Cellpose"), join(dir, "Cellpose"), {
+      recursive: true,
+    });
+    for (const f of ["cell_by_gene.csv", "cell_metadata.csv", "cell_boundaries.parquet", "cell_boundaries"])
+      await rm(join(dir, f), { recursive: true, force: true });
+    const logs: string[] = [];
+    const { sdata } = await readMerscope(
+      dir,
+      { vpt_outputs: "Cellpose", transcripts: false, mosaic_images: false },
+      { log: (l) => logs.push(l) },
+    );
+    expect(logs.join("\n")).toMatch(
+      /vpt outputs: .*cellpose_cell_by_gene\.csv, .*cellpose_cell_metadata\.csv, .*cellpose_micron_space\.parquet/,
+    );
+    const ref = (
+      await readMerscope(fixture("sfe-toy/vizgen_cellbound"), { transcripts: false, mosaic_images: false })
+    ).sdata;
+    const t = sdata.tables.table!;
+    expect(t.obs.index.values.length).toBe(1058);
+    expect(t.obs.index.values).toEqual(ref.tables.table!.obs.index.values);
+    // cellpose_cell_by_gene.csv row 1: "112824700230101249,0,0,0,1,0,…" (CD4, TLL1, EPHA8, CDKN1A, CCR7).
+    expect(t.obs.index.values[0]).toBe("112824700230101249");
+    expect([0, 1, 2, 3, 4].map((j) => xAt(t, 0, j))).toEqual([0, 0, 0, 1, 0]);
+    // The MultiPolygon boundaries (z 3) are read polygon by polygon, in the table's order.
+    const b = sdata.shapes.cell_boundaries!;
+    expect(shapesCount(b)).toBe(1058);
+    const boxes = (g: typeof b.geometry) => {
+      const out: number[] = [];
+      const go = g.geomOffsets!;
+      const ro = g.ringOffsets!;
+      for (let k = 0; k + 1 < go.length; k++) {
+        let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+        for (let v = ro[go[k]!]!; v < ro[go[k + 1]!]!; v++) {
+          x0 = Math.min(x0, g.coords[2 * v]!);
+          x1 = Math.max(x1, g.coords[2 * v]!);
+          y0 = Math.min(y0, g.coords[2 * v + 1]!);
+          y1 = Math.max(y1, g.coords[2 * v + 1]!);
+        }
+        out.push(x0, y0, x1, y1);
+      }
+      return out;
+    };
+    // One cell, 112824700240101344, is a two-part MultiPolygon in the Cellpose run (its box reaches
+    // y 1331.73 instead of 1331.03, checked with geopandas); every other cell has the instrument's box.
+    const got = boxes(b.geometry);
+    const want = boxes(ref.shapes.cell_boundaries!.geometry);
+    const differ: string[] = [];
+    for (let k = 0; k < 1058; k++)
+      if (got.slice(4 * k, 4 * k + 4).join() !== want.slice(4 * k, 4 * k + 4).join())
+        differ.push(String(t.obs.index.values[k]));
+    expect(differ).toEqual(["112824700240101344"]);
+    await expect(readMerscope(dir, { vpt_outputs: "nowhere" })).rejects.toThrow(
+      /nowhere: vpt_outputs is not a readable folder/,
+    );
+  }, 120_000);
+});

@@ -8,7 +8,7 @@
  * in a warning (the per-FOV files of a subset often cover fewer cells than the table).
  */
 import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { strings } from "../../../data/arrays.js";
 import { dataFrame } from "../../../data/dataframe.js";
 import type { Geometry, ShapesElement } from "../../../data/elements.js";
@@ -65,12 +65,14 @@ export async function readMerscopeBoundaries(
   name: string,
   transformations: Record<string, Transformation>,
   zIndex?: number | null,
+  /** A GeoParquet of boundaries to read instead of `dir/cell_boundaries.parquet` (vpt's output). */
+  parquetFile?: string,
 ): Promise<MerscopeBoundaries | null> {
-  const parquet = join(dir, "cell_boundaries.parquet");
+  const parquet = parquetFile ?? join(dir, "cell_boundaries.parquet");
   if (existsSync(parquet)) {
     let r: Awaited<ReturnType<typeof readGeoParquet>>;
     try {
-      r = await readGeoParquet(new FsStore(dir), "/cell_boundaries.parquet");
+      r = await readGeoParquet(new FsStore(dirname(parquet)), `/${basename(parquet)}`);
     } catch (err) {
       throw new DataError(`${parquet}: ${(err as Error).message}`, { cause: err });
     }

@@ -5,7 +5,7 @@
  * columnar points, and the mosaics, one image per z plane with a channel per stain, placed with the
  * inverse of the micron → mosaic-pixel transform. Entity ids (≈ 1.1e17, beyond 2^53) stay text.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { dense, strings } from "../../../data/arrays.js";
 import { type Column, dataFrame } from "../../../data/dataframe.js";
@@ -37,6 +37,33 @@ export interface MerscopeOptions {
   readonly cells_boundaries?: boolean;
   /** z plane of the boundaries (default the lowest present). */
   readonly z_index?: number | null;
+  /**
+   * A folder inside the output folder holding a vpt (vizgen-postprocessing-tool) re-segmentation —
+   * `*cell_by_gene.csv`, `*cell_metadata.csv` and `*micron_space.parquet` or `*cell_boundaries.parquet`
+   * (vpt names them after the segmentation, `cellpose_…`) — read instead of the instrument's cells.
+   */
+  readonly vpt_outputs?: string | null;
+}
+
+/** The files of a vpt output folder (see `MerscopeOptions.vpt_outputs`); a DataError names what is missing. */
+export function vptFiles(folder: string): { counts: string; meta: string; boundaries: string | null } {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    throw new DataError(`${folder}: vpt_outputs is not a readable folder`);
+  }
+  const one = (re: RegExp, what: string): string | null => {
+    const hits = names.filter((n) => re.test(n));
+    if (hits.length > 1) throw new DataError(`${folder}: several ${what} files (${hits.join(", ")})`);
+    return hits.length ? join(folder, hits[0]!) : null;
+  };
+  const counts = one(/cell_by_gene\.csv$/i, "cell-by-gene");
+  const meta = one(/cell_metadata\.csv$/i, "cell metadata");
+  if (!counts || !meta)
+    throw new DataError(`${folder}: a vpt output folder needs *cell_by_gene.csv and *cell_metadata.csv`);
+  const boundaries = one(/(micron_space|cell_boundaries)\.parquet$/i, "boundaries");
+  return { counts, meta, boundaries };
 }
 
 const GLOBAL = "global";
@@ -49,8 +76,11 @@ export async function readMerscope(
 ): Promise<VendorResult> {
   const warnings: string[] = [];
   const id = opts.dataset_id || dir.replace(/\/+$/, "").split("/").pop()!;
+  const vpt = opts.vpt_outputs ? vptFiles(join(dir, opts.vpt_outputs)) : null;
+  if (vpt)
+    report.log?.(`vpt outputs: ${vpt.counts}, ${vpt.meta}, ${vpt.boundaries ?? "no boundaries parquet"}`);
   report.progress?.(0, "reading the cell-by-gene matrix");
-  const countsFile = join(dir, opts.counts_file ?? "cell_by_gene.csv");
+  const countsFile = vpt?.counts ?? join(dir, opts.counts_file ?? "cell_by_gene.csv");
   if (!existsSync(countsFile)) throw new DataError(`${countsFile}: no cell-by-gene file`);
   const counts = await readDelimited(countsFile, { sep: "," });
   const header = counts.header ?? [];
@@ -75,7 +105,7 @@ export async function readMerscope(
     });
 
   report.progress?.(0.2, "reading the cell metadata");
-  const metaFile = join(dir, opts.meta_file ?? "cell_metadata.csv");
+  const metaFile = vpt?.meta ?? join(dir, opts.meta_file ?? "cell_metadata.csv");
   if (!existsSync(metaFile)) throw new DataError(`${metaFile}: no cell metadata file`);
   const meta = await readFrameFile(metaFile, { textColumns: ["EntityID", ""] });
   const metaIds = textColumn(meta, meta.order.includes("EntityID") ? "EntityID" : meta.order[0]!);
@@ -115,7 +145,9 @@ export async function readMerscope(
   report.log?.(`${n} cells, ${geneNames.length} genes, ${blankCols.length} blank barcodes`);
 
   const shapes: Record<string, ShapesElement> = {};
-  if (opts.cells_boundaries !== false) {
+  if (vpt && !vpt.boundaries && opts.cells_boundaries !== false)
+    warnings.push(`${opts.vpt_outputs}: no vpt boundaries parquet; boundaries left out`);
+  else if (opts.cells_boundaries !== false) {
     report.progress?.(0.4, "reading the cell boundaries");
     const b = await readMerscopeBoundaries(
       dir,
@@ -123,6 +155,7 @@ export async function readMerscope(
       region,
       { [GLOBAL]: identityXY(region, GLOBAL) },
       opts.z_index,
+      vpt?.boundaries ?? undefined,
     );
     if (b) {
       shapes[region] = b.shapes;
