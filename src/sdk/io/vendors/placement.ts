@@ -12,11 +12,15 @@ export function identityXY(element: string, cs: string): Transformation {
   return { type: "identity", input: { name: element, axes: XY }, output: { name: cs, axes: XY } };
 }
 
-/** A 2-D affine `[[a, b, tx], [c, d, ty]]` (x' = a·x + b·y + tx) from `x,y` space into `cs`. */
+/**
+ * A 2-D affine `[[a, b, tx], [c, d, ty]]` (x' = a·x + b·y + tx) from `x,y` space into `cs`, stored as
+ * NGFF writes it: one row per output axis, without the homogeneous `[0, 0, 1]` row (spatialdata adds
+ * it when reading, and refuses a matrix that already has it).
+ */
 export function affineXY(element: string, cs: string, m: readonly (readonly number[])[]): Transformation {
   return {
     type: "affine",
-    affine: [[...m[0]!], [...m[1]!], [0, 0, 1]],
+    affine: [[...m[0]!], [...m[1]!]],
     input: { name: element, axes: XY },
     output: { name: cs, axes: XY },
   };
@@ -38,10 +42,10 @@ export function affineOn(
   const xi = axes.indexOf("x");
   const yi = axes.indexOf("y");
   const rows: number[][] = [];
-  for (let i = 0; i <= n; i++) {
+  // One row per output axis, no homogeneous last row: NGFF's (and spatialdata's) on-disk form.
+  for (let i = 0; i < n; i++) {
     const row = new Array<number>(n + 1).fill(0);
-    if (i === n) row[n] = 1;
-    else if (i === xi || i === yi) {
+    if (i === xi || i === yi) {
       const r = m[i === xi ? 0 : 1]!;
       row[xi] = r[0]!;
       row[yi] = r[1]!;
