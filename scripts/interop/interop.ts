@@ -5,7 +5,8 @@
  * anndata/h5py wrote for this repository's tests (`test/data`: LZF h5ad, sparse obsm, an unconsolidated zip), is
  * opened with Tessera,
  * written as a checkpoint (`.sdata.zarr.zip`), unzipped, and AnnData fixtures are also written as plain AnnData
- * zarr. Then `check.py`, run by the scverse venv's Python, opens each result with `spatialdata.read_zarr`,
+ * zarr; instrument folders (Visium, Xenium, MERSCOPE, CosMx) and 10x matrices go through their readers first.
+ * Then `check.py`, run by the scverse venv's Python, opens each result with `spatialdata.read_zarr`,
  * `anndata.read_zarr` and zarr-python's `ZipStore`, and compares element names, shapes, obs/var columns and a
  * sample of values with what Tessera read from the source.
  *
@@ -40,6 +41,21 @@ const REPO_FIXTURES: readonly (readonly [string, string])[] = [
   ["anndata-sparse-obsm/sparse-obsm.zarr", "anndata-zarr"],
   ["zarr-zip/anndata-v2-unconsolidated.zarr.zip", "anndata-zarr"],
 ];
+/**
+ * Instrument output folders and 10x matrices of `../shared/data`, read by the vendor readers (`openData`
+ * recognises each by what it holds), converted like the others.
+ */
+const VENDOR_FIXTURES: readonly (readonly [string, string])[] = [
+  ["scanpy-visium/1.0.0", "visium"],
+  ["sfe-visium-toy/sample01/outs", "visium"],
+  ["sfe-toy/xenium", "xenium"],
+  ["sfe-toy/vizgen_cellbound", "merscope"],
+  ["sfe-toy/cosmx", "cosmx"],
+  ["scanpy-10x/3.0.0/filtered_feature_bc_matrix", "10x-mtx"],
+  ["scanpy-10x/3.0.0/filtered_feature_bc_matrix.h5", "10x-h5"],
+  ["scanpy-10x/1.2.0/filtered_gene_bc_matrices_h5.h5", "10x-h5"],
+  ["scanpy-visium/2.1.0/raw_probe_bc_matrix.h5", "10x-h5"],
+];
 const PYTHON = process.env.SCVERSE_PYTHON ?? "/tmp/scverse/venv/bin/python";
 
 /** One converted fixture, as `check.py` reads it from the manifest. */
@@ -70,7 +86,9 @@ async function main(): Promise<number> {
     const all = [
       ...CONVERTIBLE_FIXTURES.map(([rel, format]) => [rel, format, join(SHARED_DATA, rel)] as const),
       ...REPO_FIXTURES.map(([rel, format]) => [`test/data/${rel}`, format, join(REPO_DATA, rel)] as const),
+      ...VENDOR_FIXTURES.map(([rel, format]) => [rel, format, join(SHARED_DATA, rel)] as const),
     ];
+    const vendor = new Set(VENDOR_FIXTURES.map(([rel]) => rel));
     for (const [rel, format, input] of all) {
       if (filter && !rel.includes(filter)) continue;
       const slug = rel.replace(/[^a-z0-9]+/gi, "_");
@@ -91,13 +109,26 @@ async function main(): Promise<number> {
             anndata[name] = dir;
           }
         }
+        // An instrument folder's reader gives single-level images that the checkpoint writer gives a
+        // pyramid: what Python must find is the checkpoint as Tessera reads it back, with the same
+        // elements as the folder gave.
+        let expectedOf = sdata;
+        if (vendor.has(rel)) {
+          expectedOf = (await openData(zip)).sdata;
+          const names = (x: typeof sdata) =>
+            JSON.stringify(
+              (["images", "labels", "points", "shapes", "tables"] as const).map((k) => Object.keys(x[k]).sort()),
+            );
+          if (names(expectedOf) !== names(sdata))
+            throw new Error(`the checkpoint re-opens with ${names(expectedOf)}, the folder gave ${names(sdata)}`);
+        }
         cases.push({
           name: rel,
           format,
           zip,
           folder,
           anndata,
-          expected: { inventory: inventory(sdata), samples: await valueSamples(sdata) },
+          expected: { inventory: inventory(expectedOf), samples: await valueSamples(expectedOf) },
         });
       } catch (err) {
         failedToWrite++;
