@@ -14,6 +14,7 @@ import { tableFromIPC } from "apache-arrow";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildWebApp } from "../../scripts/build-app.js";
+import { polygonsFromIpc } from "../../src/ui/geoarrow.js";
 import { startTestServer, type TestServer } from "../adapters/http/harness.js";
 import { HAVE_CHROMIUM, launchChromium } from "./browser.js";
 
@@ -49,6 +50,43 @@ function inside(x: number, y: number, ring: number[][]): boolean {
     if (yi! > y !== yj! > y && x < ((xj! - xi!) * (y - yi!)) / (yj! - yi!) + xi!) c = !c;
   }
   return c;
+}
+
+/** Whether segments p1p2 and q1q2 cross (proper or touching). */
+function crosses(p1: number[], p2: number[], q1: number[], q2: number[]): boolean {
+  const o = (a: number[], b: number[], c: number[]) =>
+    Math.sign((b[0]! - a[0]!) * (c[1]! - a[1]!) - (b[1]! - a[1]!) * (c[0]! - a[0]!));
+  return o(p1, p2, q1) !== o(p1, p2, q2) && o(q1, q2, p1) !== o(q1, q2, p2);
+}
+
+/** Whether two rings meet: a vertex of one inside the other, or crossing edges. */
+function meets(a: number[][], b: number[][]): boolean {
+  if (a.some(([x, y]) => inside(x!, y!, b)) || b.some(([x, y]) => inside(x!, y!, a))) return true;
+  for (let i = 0; i < a.length; i++)
+    for (let j = 0; j < b.length; j++)
+      if (crosses(a[i]!, a[(i + 1) % a.length]!, b[j]!, b[(j + 1) % b.length]!)) return true;
+  return false;
+}
+
+/**
+ * The rows a subset by `ring` keeps (client.md 11): a cell whose centre is inside, or whose outline
+ * (the cell boundary polygons, in canvas world space from the geoarrow route) meets the ring.
+ */
+async function subsetRows(id: string, ring: number[][]): Promise<Set<number>> {
+  const keep = new Set<number>();
+  for (let i = 0; i < xs.length; i++) if (inside(xs[i]!, ys[i]!, ring)) keep.add(i);
+  const r = await ts.api(`/api/sessions/${id}/shapes/cell_boundaries/geoarrow`);
+  expect(r.status).toBe(200);
+  const poly = polygonsFromIpc(new Uint8Array(await r.arrayBuffer()));
+  for (let k = 0; k < poly.length; k++) {
+    const cell = poly.cellIndex[k]!;
+    if (cell < 0 || keep.has(cell)) continue;
+    const outline: number[][] = [];
+    for (let v = poly.startIndices[k]!; v < poly.startIndices[k + 1]!; v++)
+      outline.push([poly.positions[2 * v]!, poly.positions[2 * v + 1]!]);
+    if (meets(outline, ring)) keep.add(cell);
+  }
+  return keep;
 }
 
 async function coords(id: string): Promise<[Float32Array, Float32Array]> {
@@ -347,6 +385,10 @@ d("canvas tools", () => {
     await expect.poll(() => keep.textContent()).toContain(`n=${expected}`);
     expect(await page.locator("[data-testid=subset-remove]").textContent()).toContain(`n=${expected}`);
     await shot("subset-drawn");
+    // What the server keeps (client.md 11): the cells whose centre is inside (the count shown) and
+    // those whose outline meets the region, computed here from the cell boundaries.
+    const kept = await subsetRows(sid, rings[0]!);
+    expect(kept.size).toBeGreaterThanOrEqual(expected);
     await keep.click();
     // The app follows the child session; the parent is gone.
     const current = () =>
@@ -368,12 +410,16 @@ d("canvas tools", () => {
     };
     expect(list.sessions.find((x) => x.id === child)?.parent_id).toBe(sid);
     expect(list.sessions.some((x) => x.id === sid)).toBe(false);
-    const [cx] = await coords(child);
-    expect(cx.length).toBe(expected);
+    // The child holds exactly those cells (matched by their coordinates).
+    const [cx, cy] = await coords(child);
+    expect(cx.length).toBe(kept.size);
+    const key = (x: number, y: number) => `${x},${y}`;
+    const childCells = new Set(Array.from(cx, (x, i) => key(x, cy[i]!)));
+    for (const i of kept) expect(childCells.has(key(xs[i]!, ys[i]!))).toBe(true);
     await page.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 60_000 });
     await expect
       .poll(() => page.locator("[data-testid=cells]").textContent(), { timeout: 30_000 })
-      .toContain(String(expected));
+      .toContain(String(kept.size));
     await shot("subset-child");
     sid = child;
   }, 180_000);
@@ -483,4 +529,44 @@ d("canvas tools", () => {
       )
       .toContainEqual({ value: "left", count: rows.length });
   }, 180_000);
+
+  it("selects in screen space on a 3D embedding, and moving the camera discards the ring", async () => {
+    const cv = page.locator("tessera-embedding-canvas");
+    await cv.getByRole("button", { name: "Show controls" }).click();
+    await cv.locator("[data-testid=is-3d]").check();
+    await page
+      .locator('tessera-embedding-canvas[data-mode="3d"][data-ready="1"]')
+      .waitFor({ timeout: 60_000 });
+    await cv.getByRole("button", { name: "Minimize controls" }).click();
+    await page.waitForTimeout(500);
+    const eb = (await cv.boundingBox())!;
+    const ring = [
+      [0.25, 0.25],
+      [0.6, 0.25],
+      [0.6, 0.8],
+      [0.25, 0.8],
+    ].map(([fx, fy]) => [eb.width * fx!, eb.height * fy!]);
+    for (const [x, y] of ring) await page.mouse.click(eb.x + x!, eb.y + y!);
+    await page.locator("[data-testid=finish-region]").click();
+    expect(await controller<boolean>("(c) => c.drawing.screen")).toBe(true);
+    // Which cells the camera shows inside the ring: every point projected here, tested with this file's rule.
+    const projected = await controller<number[][]>(`(c) => {
+      const cv = c.canvas("embedding");
+      const p = cv.positions, n = p.length / 3, out = [];
+      for (let i = 0; i < n; i++) out.push(cv.project([p[3 * i], p[3 * i + 1], p[3 * i + 2]]) ?? [NaN, NaN]);
+      return out;
+    }`);
+    const rows = projected.flatMap(([x, y], i) => (inside(x!, y!, ring as number[][]) ? [i] : []));
+    expect(rows.length).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.locator("[data-testid=apply-label]").textContent())
+      .toContain(`n=${rows.length}`);
+    expect(await controller<number[]>("(c) => c.selection().cell_indices")).toEqual(rows);
+    await shot("regions-embedding-3d");
+    // Moving the camera discards a ring drawn in screen space.
+    await page.locator("[data-testid=draw-toggle]").click();
+    await page.mouse.move(eb.x + eb.width / 2, eb.y + eb.height / 2);
+    await page.mouse.wheel(0, -300);
+    await expect.poll(() => controller<unknown>("(c) => c.drawing"), { timeout: 10_000 }).toBeNull();
+  }, 120_000);
 });

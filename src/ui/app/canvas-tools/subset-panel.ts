@@ -1,10 +1,9 @@
 /**
  * The Subset tab (client.md 11): draw region(s) as on the Regions tab, then **Only keep cells in
  * region (n=…)** or **Remove cells in region (n=…)** (`invert:true`) — `POST …/subset`, which makes a
- * child session; the app follows it there. The spatial canvas sends world-space rings, the embedding
- * canvas the row indices. The server chooses cells by centroid, as annotate does (client.md says
- * "intersects", the SDK takes centres), so the count shown is the child's. Also the draw buttons both
- * tabs share.
+ * child session; the app follows it there. The spatial canvas sends world-space rings (the server
+ * keeps the cells whose geometry intersects them, so the child may hold a few more than the centroid
+ * count shown), the embedding canvas the row indices. Also the draw buttons both tabs share.
  */
 import { html, nothing, type TemplateResult } from "lit";
 import type { DrawController } from "./draw-controller.js";
@@ -64,8 +63,9 @@ export function renderSubsetPanel(c: DrawController): TemplateResult {
       </button>
     </div>
     <p class="muted small">
-      The subset becomes a new session holding the cells counted here (their centres lie inside the
-      region), and this session is closed.
+      The subset becomes a new session and this one is closed. n counts the cells whose centre is
+      inside; on the spatial canvas the server also keeps cells whose outline touches the region, so
+      the new session can hold a few more.
     </p>
     ${c.busy ? html`<div class="busy" data-testid="subset-busy"><span class="spinner"></span> ${c.busy}</div>` : nothing}
   `;
