@@ -51,7 +51,8 @@ export async function csrScaleRowsAsync(
  * out[k] = log1p(src[k]) for k in k0…k1−1, through a direct-mapped cache on the float32 value's bits
  * (normalised counts repeat within a cell). `lb` is ln(base), or 0 for the natural log; `f32` says the
  * output is float32, whose base-b value scanpy computes in float32 (`fround` after each step).
- * Self-contained, so its source runs in a worker as is (which is why it repeats the cache of
+ * `negative[slot]` (when given) is set to 1 if a value's sign bit is set (a negative value, or a NaN
+ * with its sign bit), so a caller can refuse negative input without a pass of its own. Self-contained, so its source runs in a worker as is (which is why it repeats the cache of
  * `mapFloat32Cached` in `csr.ts` rather than taking a function).
  */
 export function log1pRange(
@@ -61,6 +62,8 @@ export function log1pRange(
   k1: number,
   lb: number,
   f32: number,
+  negative: Int32Array | null = null,
+  slot = 0,
 ): void {
   const f = (v: number): number => {
     if (lb === 0) return Math.log1p(v);
@@ -72,8 +75,12 @@ export function log1pRange(
   const vals = new Float64Array(mask + 1);
   // Key 0 is +0.0: seed every slot with f(0) so an empty slot never answers for another value.
   vals.fill(f(0));
+  let seen = 0;
   for (let k = k0; k < k1; k++) {
     const b = bits[k] as number;
+    // Sign bit set and not −0: a negative value (NaN's bits may have it too; a NaN is not < 0, but a
+    // false alarm only costs the caller's exact check).
+    if (b > 0x80000000) seen = 1;
     const h = (b ^ (b >>> 12) ^ (b >>> 24)) & mask;
     if (keys[h] === b) out[k] = vals[h] as number;
     else {
@@ -83,11 +90,13 @@ export function log1pRange(
       out[k] = v;
     }
   }
+  if (negative && seen) negative[slot] = 1;
 }
 
 /**
  * log1p of every float32 value into a new array of `dtype` (see `log1pRange` for `lb`), shared among
- * `threads` threads when there are many values.
+ * `threads` threads when there are many values. `seen.negative` (when given) says whether a value had
+ * its sign bit set (see `log1pRange`).
  */
 export async function log1pValues(
   src: Float32Array,
@@ -95,18 +104,28 @@ export async function log1pValues(
   lb: number,
   threads: number,
   signal?: AbortSignal,
+  seen?: { negative: boolean },
 ): Promise<Float32Array | Float64Array> {
   const out = allocArray(dtype, src.length) as Float32Array | Float64Array;
   const f32 = dtype === "float32" ? 1 : 0;
   if (threads < 2 || src.length < MIN_VALUES || !onSharedMemory(src, out)) {
+    const flag = new Int32Array(1);
     for (let k0 = 0; k0 < src.length; k0 += STEP) {
       signal?.throwIfAborted();
-      log1pRange(src, out, k0, Math.min(src.length, k0 + STEP), lb, f32);
+      log1pRange(src, out, k0, Math.min(src.length, k0 + STEP), lb, f32, flag, 0);
     }
+    if (seen) seen.negative = flag[0] === 1;
     return out;
   }
   const bounds = Array.from({ length: threads + 1 }, (_, p) => Math.floor((src.length * p) / threads));
-  await runRowKernel(log1pRange, bounds, (p) => [src, out, bounds[p], bounds[p + 1], lb, f32], signal);
+  const flags = new Int32Array(new SharedArrayBuffer(4 * threads));
+  await runRowKernel(
+    log1pRange,
+    bounds,
+    (p) => [src, out, bounds[p], bounds[p + 1], lb, f32, flags, p],
+    signal,
+  );
+  if (seen) seen.negative = flags.some((v) => v === 1);
   return out;
 }
 

@@ -126,4 +126,21 @@ describe("element-wise passes on two threads", () => {
     expect(differences(two, csrRowSums(m))).toBe(0);
     expect(two.buffer).toBeInstanceOf(SharedArrayBuffer);
   });
+
+  it("log1p flags a negative value (one or two threads) and not −0", async () => {
+    const v = Float32Array.from(src);
+    const shared = new Float32Array(new SharedArrayBuffer(v.byteLength));
+    shared.set(v);
+    for (const threads of [1, 2]) {
+      const clean = { negative: true };
+      shared[10] = -0;
+      await log1pValues(shared, "float32", 0, threads, undefined, clean);
+      expect(clean.negative).toBe(false);
+      const dirty = { negative: false };
+      shared[shared.length - 3] = -0.5;
+      await log1pValues(shared, "float32", 0, threads, undefined, dirty);
+      expect(dirty.negative).toBe(true);
+      shared[shared.length - 3] = 1;
+    }
+  });
 });

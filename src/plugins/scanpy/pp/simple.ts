@@ -208,12 +208,15 @@ export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext
   const t = activeTable(sd, ctx, op);
   if (unsGet(t.uns, "log1p") !== undefined) ctx.log("adata.X seems to be already log-transformed.");
   const x = await getMatrix(t, params.layer, op);
-  refuseNegative(
-    x,
-    params.layer ? `layers/${params.layer}` : "X",
-    op,
-    "log1p expects counts or normalised counts (sc.pp.normalize_total): run it before sc.pp.scale, or on a counts layer through `layer`",
-  );
+  const refuse = () =>
+    refuseNegative(
+      x,
+      params.layer ? `layers/${params.layer}` : "X",
+      op,
+      "log1p expects counts or normalised counts (sc.pp.normalize_total): run it before sc.pp.scale, or on a counts layer through `layer`",
+    );
+  // Float32 values are checked by the log1p pass itself (it flags a sign bit), saving a pass.
+  if (!(x.data instanceof Float32Array)) refuse();
   const base = params.base ?? null;
   if (base !== null && !(base > 0 && base !== 1))
     throw new Error(`${op}: base must be positive and not 1 (got ${base})`);
@@ -225,7 +228,9 @@ export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext
   let data: Float32Array | Float64Array;
   if (src instanceof Float32Array) {
     // Stored values (sparse) or every value (dense), shared among the job's threads when many.
-    data = await log1pValues(src, dtype, lb, ctx.threads, ctx.signal);
+    const seen = { negative: false };
+    data = await log1pValues(src, dtype, lb, ctx.threads, ctx.signal, seen);
+    if (seen.negative) refuse();
   } else {
     // Integer or float64 data: float64 result.
     data = allocArray(dtype, src.length) as Float32Array | Float64Array;
