@@ -5,6 +5,7 @@
  * route can resolve a selection before it queues anything.
  */
 import { BadRequestError } from "../errors.js";
+import { markIntersecting } from "./geometry-select.js";
 import { loadMatrix } from "./lazy.js";
 import { own } from "./own.js";
 import { type PolygonRing, selectInPolygons, validatePolygons } from "./polygon-select.js";
@@ -31,15 +32,21 @@ export interface RowSelection {
 /** The obsm key whose first two columns are the canvas world coordinates of the cells. */
 export const SPATIAL_OBSM_KEY = "spatial";
 
+/** How polygons choose cells: by centroid (inspect, annotate) or by geometry intersection (subset). */
+export type PolygonRule = "centroid" | "intersection";
+
 /**
  * Resolve a selection against table `tableName` of `sd`. Polygons test the table's obsm `spatial`
- * (400 when it has none); `cell_indices` must be integers within the table's rows (duplicates are
- * harmless). The result may choose no row; callers decide whether that is an error.
+ * (400 when it has none); with `rule: "intersection"` a cell is also chosen when its outline or spot
+ * in the shapes element the table annotates meets a polygon (`geometry-select.ts`; tables annotating
+ * no shapes element fall back to centroids). `cell_indices` must be integers within the table's rows
+ * (duplicates are harmless). The result may choose no row; callers decide whether that is an error.
  */
 export async function resolveRowSelection(
   sd: SpatialData,
   tableName: string | null,
   req: RowSelectionRequest,
+  rule: PolygonRule = "centroid",
 ): Promise<RowSelection> {
   const t = tableName ? own(sd.tables, tableName) : undefined;
   if (!t || !tableName) throw new BadRequestError("the session has no table to select cells from");
@@ -62,6 +69,7 @@ export async function resolveRowSelection(
         `obsm "${SPATIAL_OBSM_KEY}" of table "${tableName}" is not a dense n×2 array`,
       );
     mask = selectInPolygons(m.data as ArrayLike<number>, n, polygons, { stride: m.shape[1] });
+    if (rule === "intersection") markIntersecting(sd, tableName, polygons, mask);
   } else {
     const idx = req.cell_indices;
     if (!Array.isArray(idx)) throw new BadRequestError("cell_indices must be an array of row indices");

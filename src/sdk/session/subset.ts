@@ -53,7 +53,9 @@ export async function prepareSubset(parent: Session, req: SubsetRequest): Promis
       throw new BadRequestError(err instanceof Error ? err.message : String(err));
     }
   }
-  const selection = await resolveRowSelection(parent.data, table, req);
+  // A subset keeps every cell whose geometry meets the polygons (spatialdata's polygon_query), where
+  // inspecting and annotating a region take centroids: agent-mcp.md states the difference.
+  const selection = await resolveRowSelection(parent.data, table, req, "intersection");
   if (selection.count === 0)
     throw new BadRequestError(
       `the selection keeps no cell of table "${table}"${req.invert ? " (invert left nothing outside)" : ""}`,

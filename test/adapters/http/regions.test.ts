@@ -3,6 +3,7 @@ import type { Categorical, DenseArray, StringArray } from "../../../src/sdk/data
 import { loadMatrix } from "../../../src/sdk/data/lazy.js";
 import type { TesseraEvent } from "../../../src/sdk/events/types.js";
 import { publicClientId } from "../../../src/sdk/session/presence.js";
+import { outerRings, ringsMeet } from "../../helpers/geometry-brute.js";
 import { startTestServer, type TestServer } from "./harness.js";
 
 let t: TestServer;
@@ -98,10 +99,13 @@ async function subset(id: string, body: unknown, init: { clientId?: string } = {
 }
 
 describe("POST /api/sessions/{id}/subset", () => {
-  it("by polygons: the child holds exactly the cells inside (brute force), the parent closes", async () => {
+  it("by polygons: the child holds exactly the cells whose outline meets a polygon (brute force), the parent closes", async () => {
     const parent = await t.openDemo("tissue");
     const before = await cells(parent);
     const service = t.server.service;
+    // The demo's table annotates cell_boundaries (identity transforms): a subset keeps every cell whose
+    // outline meets a polygon (spatialdata's polygon_query), a superset of the centroids inside.
+    const outlines = outerRings(service.session(parent).data.shapes.cell_boundaries!);
     service.session(parent).putDisplay({
       id: "d1",
       type: "spatial_canvas",
@@ -109,12 +113,16 @@ describe("POST /api/sessions/{id}/subset", () => {
       viewport: { target: [0, 0], zoom: 1 },
     });
     const { jobId, childId, events } = await subset(parent, { polygons: [lasso, square] });
-    const want = before.names.filter(
-      (_, i) =>
-        pnpoly(lasso, before.xy[2 * i]!, before.xy[2 * i + 1]!) ||
-        pnpoly(square, before.xy[2 * i]!, before.xy[2 * i + 1]!),
-    );
-    expect(want.length).toBeGreaterThan(20);
+    const centroidIn = (i: number) =>
+      pnpoly(lasso, before.xy[2 * i]!, before.xy[2 * i + 1]!) ||
+      pnpoly(square, before.xy[2 * i]!, before.xy[2 * i + 1]!);
+    const want = before.names.filter((name, i) => {
+      const ring = outlines.get(name);
+      return centroidIn(i) || (ring !== undefined && (ringsMeet(ring, lasso) || ringsMeet(ring, square)));
+    });
+    const centroids = before.names.filter((_, i) => centroidIn(i));
+    expect(want.length).toBeGreaterThan(centroids.length);
+    expect(centroids.length).toBeGreaterThan(20);
     expect(want.length).toBeLessThan(before.names.length);
     const child = service.session(childId);
     expect((await cells(childId)).names).toEqual(want);
@@ -172,12 +180,17 @@ describe("POST /api/sessions/{id}/subset", () => {
   it("invert keeps the outside", async () => {
     const parent = await t.openDemo();
     const before = await cells(parent);
+    const outlines = outerRings(t.server.service.session(parent).data.shapes.cell_boundaries!);
     const { childId } = await subset(parent, {
       polygons: [lasso],
       invert: true,
       coordinate_system: "global",
     });
-    const want = before.names.filter((_, i) => !pnpoly(lasso, before.xy[2 * i]!, before.xy[2 * i + 1]!));
+    // The complement of what the same polygon keeps: cells whose outline does not meet it.
+    const want = before.names.filter((name, i) => {
+      const ring = outlines.get(name);
+      return !pnpoly(lasso, before.xy[2 * i]!, before.xy[2 * i + 1]!) && !(ring && ringsMeet(ring, lasso));
+    });
     expect((await cells(childId)).names).toEqual(want);
   });
 

@@ -118,13 +118,19 @@ describe("an agent's session on the Xenium fixture", () => {
     const sub = await mcp.ok<{ status: string; child_id: string; n_obs: number }>("subset_to_region", {
       polygons: [ring],
     });
-    expect(sub).toMatchObject({ status: "completed", n_obs: inside });
+    // A subset keeps every cell whose spot (the table annotates cell_circles) meets the ring: all the
+    // cells annotated by centroid, and the border cells whose circle reaches inside.
+    expect(sub.status).toBe("completed");
+    expect(sub.n_obs).toBeGreaterThanOrEqual(inside);
     const child = t.server.service.session(sub.child_id);
     const zone = child.data.tables[child.activeTable!]!.obs.columns.zone as unknown as {
       codes: Int32Array;
       categories: { values: string[] };
     };
-    expect(Array.from(zone.codes).every((c) => zone.categories.values[c] === "centre")).toBe(true);
+    const centre = Array.from(zone.codes).filter(
+      (c) => c >= 0 && zone.categories.values[c] === "centre",
+    ).length;
+    expect(centre).toBe(inside);
     const saved = await mcp.ok<{ status: string; path: string }>("save_checkpoint", { timeout_s: 600 });
     expect(saved.status).toBe("completed");
     expect(existsSync(saved.path)).toBe(true);

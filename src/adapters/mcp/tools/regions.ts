@@ -174,7 +174,7 @@ interface SubsetArgs extends RegionArgs {
 export const subsetToRegion = tool<SubsetArgs>({
   name: "subset_to_region",
   description:
-    "Creates a child session from a region and closes the parent (every viewer moves with it; jobs queued behind are cancelled). The cells kept are those whose centroid is inside the polygons (the very cells inspect_region counts, with their boundary shapes and transcripts inside the polygons); invert keeps the cells outside. The agent's lock and active session move to the child. There is no undo: save_checkpoint first if the parent matters. Needs the edit lock.",
+    "Creates a child session from a region and closes the parent (every viewer moves with it; jobs queued behind are cancelled). The cells kept are those whose geometry (boundary polygon or spot circle) intersects the polygons — every cell inspect_region counts by centroid, plus border cells whose outline reaches in, so the child may hold a few more — with their boundary shapes and the transcripts inside the polygons; invert keeps the cells whose geometry does not meet them. The agent's lock and active session move to the child. There is no undo: save_checkpoint first if the parent matters. Needs the edit lock.",
   inputSchema: {
     type: "object",
     additionalProperties: false,
