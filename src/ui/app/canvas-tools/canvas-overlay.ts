@@ -105,9 +105,7 @@ export class CanvasOverlay extends LitElement {
     const cv = this.canvasEl;
     // A 3D ring is in screen space: moving the camera discards it (client.md 6.2).
     if (c?.drawing?.screen && c.drawing.canvas === this.kind && cv?.is3d) {
-      const cam = JSON.stringify((cv as unknown as { viewport: unknown }).viewport);
-      if (this.lastCamera && cam !== this.lastCamera) c.clearDrawing();
-      this.lastCamera = cam;
+      if (this.camera() !== this.lastCamera) c.clearDrawing();
     }
     this.requestUpdate();
   };
@@ -182,6 +180,10 @@ export class CanvasOverlay extends LitElement {
     return this.canvasEl?.unproject(x, y) ?? null;
   }
 
+  private camera(): string {
+    return JSON.stringify((this.canvasEl as unknown as { viewport?: unknown } | null)?.viewport ?? null);
+  }
+
   private proj(p: readonly number[]): Pt | null {
     return this.canvasEl?.project(p) ?? null;
   }
@@ -248,8 +250,11 @@ export class CanvasOverlay extends LitElement {
     const cv = this.canvasEl;
     if (!cv) return;
     if (c.tab === "regions" || c.tab === "subset") {
-      if (cv.is3d) c.addVertex(this.kind, screen, true);
-      else {
+      if (cv.is3d) {
+        // The camera the ring is drawn under: moving it discards the ring.
+        this.lastCamera = this.camera();
+        c.addVertex(this.kind, screen, true);
+      } else {
         const w = this.world(e);
         if (w) c.addVertex(this.kind, w, false);
       }
