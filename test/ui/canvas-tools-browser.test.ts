@@ -364,6 +364,15 @@ d("canvas tools", () => {
       await overlay.locator(`[data-shape="${box.id}"] polygon`).first().getAttribute("stroke-width"),
     ).toBe("5");
     await shot("annotations-reloaded");
+    // Delete one from the editor: gone from the API and from the canvas.
+    await page.locator("[data-sidebar-tab=annotations]").click();
+    const poly = stored.find((x) => x.kind === "polygon")!;
+    await page.locator(`[data-shape-row="${poly.id}"]`).click();
+    await page.locator("[data-testid=delete-shape]").click();
+    await expect
+      .poll(async () => (await shapes()).map((x) => x.id), { timeout: 20_000 })
+      .not.toContain(poly.id);
+    await expect.poll(() => overlay.getAttribute("data-shapes")).toBe("5");
   });
 
   it("keeps the cells of a drawn region in a child session whose cell count matches", async () => {
