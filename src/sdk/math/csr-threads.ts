@@ -301,7 +301,8 @@ export async function csrColumnMeanVarAsync(
 
 /**
  * out[i] = the sum of row i's stored values for rows r0…r1−1, in the row's order (the sums of
- * `csrRowSums`, bit for bit). Self-contained (it runs in workers as is).
+ * `csrRowSums`, bit for bit); `negative[slot]` (when given) is set to 1 if a value is below zero.
+ * Self-contained (it runs in workers as is).
  */
 export function rowSumsRange(
   indptr: ArrayLike<number>,
@@ -309,35 +310,65 @@ export function rowSumsRange(
   out: Float64Array,
   r0: number,
   r1: number,
+  negative: Int32Array | null = null,
+  slot = 0,
 ): void {
+  let seen = 0;
   for (let i = r0; i < r1; i++) {
     let s = 0;
     const end = indptr[i + 1] as number;
-    for (let k = indptr[i] as number; k < end; k++) s += data[k] as number;
+    for (let k = indptr[i] as number; k < end; k++) {
+      const v = data[k] as number;
+      if (v < 0) seen = 1;
+      s += v;
+    }
     out[i] = s;
   }
+  if (negative && seen) negative[slot] = 1;
 }
 
 /**
  * `csrRowSums` (no column mask) with the rows shared among `threads` threads when the matrix is large
- * and on shared memory; each row's sum is the one-thread sum exactly.
+ * and on shared memory; each row's sum is the one-thread sum exactly. `seen.negative` (when given)
+ * says whether a value is below zero (found by the same pass).
  */
 export async function csrRowSumsAsync(
   m: SparseMatrix,
   threads: number,
   signal?: AbortSignal,
+  seen?: { negative: boolean },
 ): Promise<Float64Array> {
   const n = m.shape[0];
-  const plain =
-    m.kind !== "csr" ||
-    threads < 2 ||
-    m.data.length < MIN_VALUES ||
-    m.indptr instanceof BigInt64Array ||
-    !(m.data instanceof Float32Array || m.data instanceof Float64Array) ||
-    !onSharedMemory(m.indptr, m.data);
-  if (plain) return csrRowSums(m);
+  const float = m.data instanceof Float32Array || m.data instanceof Float64Array;
+  if (m.kind !== "csr" || m.indptr instanceof BigInt64Array || !float) {
+    // Other layouts and value types: the plain sums, and the exact check when asked.
+    const sums = csrRowSums(m);
+    if (seen) seen.negative = (m.data as ArrayLike<number | bigint>).length > 0 && hasNegative(m);
+    return sums;
+  }
+  if (threads < 2 || m.data.length < MIN_VALUES || !onSharedMemory(m.indptr, m.data)) {
+    const out = new Float64Array(n);
+    const flag = new Int32Array(1);
+    rowSumsRange(m.indptr as ArrayLike<number>, m.data as ArrayLike<number>, out, 0, n, flag, 0);
+    if (seen) seen.negative = flag[0] === 1;
+    return out;
+  }
   const out = new Float64Array(new SharedArrayBuffer(n * 8));
   const bounds = rowShares(m.indptr, n, threads);
-  await runRowKernel(rowSumsRange, bounds, (p) => [m.indptr, m.data, out, bounds[p], bounds[p + 1]], signal);
+  const flags = new Int32Array(new SharedArrayBuffer(4 * threads));
+  await runRowKernel(
+    rowSumsRange,
+    bounds,
+    (p) => [m.indptr, m.data, out, bounds[p], bounds[p + 1], flags, p],
+    signal,
+  );
+  if (seen) seen.negative = flags.some((v) => v === 1);
   return out;
+}
+
+/** Whether any stored value of `m` is below zero. */
+function hasNegative(m: SparseMatrix): boolean {
+  const d = m.data as ArrayLike<number | bigint>;
+  for (let k = 0; k < d.length; k++) if ((d[k] as number) < 0) return true;
+  return false;
 }

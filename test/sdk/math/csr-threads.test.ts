@@ -122,9 +122,21 @@ describe("element-wise passes on two threads", () => {
   });
 
   it("row sums on two threads equal the one-thread sums", async () => {
-    const two = await csrRowSumsAsync(m, 2);
+    const seen = { negative: true };
+    const two = await csrRowSumsAsync(m, 2, undefined, seen);
     expect(differences(two, csrRowSums(m))).toBe(0);
     expect(two.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(seen.negative).toBe(false);
+    // A negative value is flagged by the same pass, on two threads and on one.
+    const data = new Float32Array(new SharedArrayBuffer(src.byteLength));
+    data.set(src);
+    data[data.length - 2] = -1;
+    const neg: SparseMatrix = { ...m, data };
+    for (const threads of [2, 1]) {
+      const s2 = { negative: false };
+      await csrRowSumsAsync(neg, threads, undefined, s2);
+      expect(s2.negative).toBe(true);
+    }
   });
 
   it("log1p flags a negative value (one or two threads) and not −0", async () => {

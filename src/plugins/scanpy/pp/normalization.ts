@@ -58,12 +58,15 @@ export async function normalize_total(
   if (maxFraction < 0 || maxFraction > 1)
     throw new Error(`${op}: choose max_fraction between 0 and 1 (got ${maxFraction})`);
   const input = await getMatrix(t, params.layer, op);
-  refuseNegative(
-    input,
-    params.layer ? `layers/${params.layer}` : "X",
-    op,
-    "normalize_total expects counts: run it on raw counts (a counts layer through `layer`), before sc.pp.log1p and sc.pp.scale",
-  );
+  const refuse = () =>
+    refuseNegative(
+      input,
+      params.layer ? `layers/${params.layer}` : "X",
+      op,
+      "normalize_total expects counts: run it on raw counts (a counts layer through `layer`), before sc.pp.log1p and sc.pp.scale",
+    );
+  // CSR input is checked by the totals pass below (it sees every value), saving a pass.
+  if (input.kind !== "csr") refuse();
   const x: Matrix = input.kind === "csc" ? switchCompression(input) : input;
   const csr = x.kind === "dense" ? asCsr(x) : x;
   const n = csr.shape[0];
@@ -73,7 +76,9 @@ export async function normalize_total(
   const dtype = floatDtypeFor(x.dtype);
   const round = dtype === "float32" ? Math.fround : (v: number) => v;
   // The totals pass over every stored value, on the job's threads (each row's sum as on one thread).
-  let counts = await csrRowSumsAsync(csr, ctx.threads, ctx.signal);
+  const seen = { negative: false };
+  let counts = await csrRowSumsAsync(csr, ctx.threads, ctx.signal, seen);
+  if (seen.negative) refuse();
   let excluded = 0;
   if (params.exclude_highly_expressed) {
     const data = numberData(csr.data);
@@ -139,6 +144,3 @@ export async function normalize_total(
   ctx.progress(1);
   return { tables: { [ctx.table]: tc } };
 }
-
-// ---------------------------------------------------------------------------------------------
-// log1p
