@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Categorical, DenseArray, SparseMatrix } from "../../../src/sdk/data/arrays.js";
 import type { PointsElement, ShapesElement } from "../../../src/sdk/data/elements.js";
+import { readCosmx } from "../../../src/sdk/io/vendors/cosmx/read.js";
 import { estimateFolderNeed } from "../../../src/sdk/io/vendors/need.js";
 import { readXenium } from "../../../src/sdk/io/vendors/xenium/read.js";
 import { startTestServer, type TestServer } from "../../adapters/http/harness.js";
@@ -77,9 +78,7 @@ describe("kind load on an instrument folder", () => {
     expect(Array.from(gx.indptr)).toEqual(Array.from(wx.indptr));
     expect(Array.from(gx.indices)).toEqual(Array.from(wx.indices));
     expect(nums(gx.data)).toEqual(nums(wx.data));
-    expect(nums((gt.obsm.spatial as DenseArray).data)).toEqual(
-      nums((wt.obsm.spatial as DenseArray).data),
-    );
+    expect(nums((gt.obsm.spatial as DenseArray).data)).toEqual(nums((wt.obsm.spatial as DenseArray).data));
     for (const name of ["cell_boundaries", "nucleus_boundaries", "cell_circles"]) {
       const g = got.shapes[name] as ShapesElement;
       const w = want.shapes[name] as ShapesElement;
@@ -133,6 +132,33 @@ describe("kind load on an instrument folder", () => {
     const img = s.data.images.morphology_focus!;
     const px = await img.levels[0]!.source.read(img.levels[0]!.shape.map((n) => [0, Math.min(n, 8)]));
     expect(px.data.length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("a CosMx folder with label masks: the masks are reopened here after the worker's parse", async () => {
+    const dir = join(t.dataDir, "cosmx");
+    await cp(fixture("sfe-toy/cosmx"), dir, { recursive: true });
+    await cp(
+      new URL("../../data/cosmx-labels/CellLabels", import.meta.url).pathname,
+      join(dir, "CellLabels"),
+      {
+        recursive: true,
+      },
+    );
+    const s = await t.server.service.createSession({ source: { kind: "load", path: "cosmx" } });
+    await s.ready;
+    expect(s.status).toBe("ready");
+    const got = s.data.labels["1_labels"]!;
+    const want = (await readCosmx(dir)).sdata.labels["1_labels"]!;
+    expect(got.transformations).toEqual(want.transformations);
+    const sel: [number, number][] = [
+      [700, 800],
+      [150, 260],
+    ];
+    const a = (await got.levels[0]!.source.read(sel)).data;
+    const b = (await want.levels[0]!.source.read(sel)).data;
+    expect(a).toBeInstanceOf(Int32Array);
+    expect(nums(a)).toEqual(nums(b));
+    expect(nums(a).some((v) => v > 0)).toBe(true);
   }, 120_000);
 
   it("a raw-input load that cannot fit is refused with a 503 naming the estimate, before a session exists", async () => {
