@@ -9,6 +9,7 @@ import { type UnsValue, unsDict } from "../../sdk/data/uns.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
 import { nearestByLabel } from "../../sdk/math/nearest-label.js";
 import { Rng } from "../../sdk/math/rng.js";
+import { selectKth } from "../../sdk/math/select.js";
 import { matrixFrame } from "./frames.js";
 import { activeTable, labelsOf, spatialCoordinates } from "./inputs.js";
 import { neighbourLists } from "./neighbours.js";
@@ -55,30 +56,6 @@ export interface ProximityTestParams {
 
 /** Neighbours listed per cell before falling back to an exact per-label search. */
 const LIST_K = 64;
-
-/** The k-th smallest of `a[lo…hi]` moved to position k (Hoare's selection; reorders the range). */
-function selectKth(a: Float64Array, lo: number, hi: number, k: number): number {
-  while (hi > lo) {
-    const pivot = a[(lo + hi) >> 1]!;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i]! < pivot) i++;
-      while (a[j]! > pivot) j--;
-      if (i <= j) {
-        const t = a[i]!;
-        a[i] = a[j]!;
-        a[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else break;
-  }
-  return a[k]!;
-}
 
 /** Median of `a[0…m)` (reorders it; numpy's mean of the two middle values when m is even), NaN when empty. */
 function median(a: Float64Array, m: number): number {

@@ -242,6 +242,3 @@ export async function highly_variable_genes(
   ctx.progress(1);
   return { tables: { [ctx.table]: { var: vr, uns } } };
 }
-
-// ---------------------------------------------------------------------------------------------
-// scale

@@ -9,6 +9,7 @@ import type { Column } from "../../../sdk/data/dataframe.js";
 import type { SpatialData } from "../../../sdk/data/spatialdata.js";
 import type { OpContext } from "../../../sdk/jobs/operation.js";
 import { csrColumnNnz, csrColumnSums, csrRowNnz, csrRowSums, numberData } from "../../../sdk/math/csr.js";
+import { selectKth } from "../../../sdk/math/select.js";
 import { activeTable, asCsr, boolMask, f32Column, f64Column, getMatrix, i32Column } from "../helpers.js";
 
 /** A gene count (`percent_top` entry). @asType integer @minimum 1 */
@@ -123,36 +124,6 @@ export async function calculate_qc_metrics(
   return { tables: { [ctx.table]: { obs, var: vr } } };
 }
 
-// ---------------------------------------------------------------------------------------------
-// filter_cells / filter_genes
-
-/** Reorder `a[lo..hi)` so that its `k` largest values come first (in any order). */
-function selectLargest(a: Float64Array, lo: number, hi: number, k: number): void {
-  // Hoare-partition quickselect for the k-th largest (descending order).
-  let l = lo;
-  let r = hi - 1;
-  const target = lo + k - 1;
-  while (l < r) {
-    const pivot = a[(l + r) >> 1]!;
-    let i = l;
-    let j = r;
-    while (i <= j) {
-      while (a[i]! > pivot) i++;
-      while (a[j]! < pivot) j--;
-      if (i <= j) {
-        const t = a[i]!;
-        a[i] = a[j]!;
-        a[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (target <= j) r = j;
-    else if (target >= i) l = i;
-    else return;
-  }
-}
-
 const COUNT_MAX = 4096;
 
 const histogram = new Int32Array(COUNT_MAX + 1);
@@ -229,24 +200,26 @@ export function topSegmentProportions(
       scratch[k] = v;
       total += v;
     }
-    // Largest n first: after selecting the n largest into the prefix, smaller n select inside it.
+    // Largest n first: after selecting the n largest into the suffix [len − n, len), smaller n select
+    // inside it.
     if (countTop(data, a, len, total, ns, sums)) {
       for (let q = 0; q < ns.length; q++) out[q]![i] = sums[q]! / total;
       continue;
     }
-    let hi = len;
+    let lo = 0;
     for (let q = ns.length - 1; q >= 0; q--) {
       const n = ns[q]!;
-      if (n >= hi) {
+      if (n >= len - lo) {
         let s = 0;
-        for (let k = 0; k < hi; k++) s += scratch[k]!;
-        sums[q] = hi === len ? total : s;
+        for (let k = lo; k < len; k++) s += scratch[k]!;
+        sums[q] = lo === 0 ? total : s;
         continue;
       }
-      selectLargest(scratch, 0, hi, n);
-      hi = n;
+      const from = lo;
+      lo = len - n;
+      selectKth(scratch, from, len - 1, lo);
       let s = 0;
-      for (let k = 0; k < n; k++) s += scratch[k]!;
+      for (let k = lo; k < len; k++) s += scratch[k]!;
       sums[q] = s;
     }
     for (let q = 0; q < ns.length; q++) out[q]![i] = sums[q]! / total;

@@ -127,6 +127,3 @@ export function diffmapWrites(
   }
   return { obsm: { X_diffmap: basis }, uns: { diffmap_evals: evalsArr } };
 }
-
-// ---------------------------------------------------------------------------------------------
-// draw_graph

@@ -143,6 +143,3 @@ export async function dpt(sd: SpatialData, params: DptParams, ctx: OpContext): P
   ctx.progress(1);
   return { tables: { [ctx.table]: change } };
 }
-
-// ---------------------------------------------------------------------------------------------
-// paga

@@ -165,6 +165,3 @@ function pagaInitPos(t: Table, _adj: SparseMatrix, rng: Rng, op: string): Float6
   }
   return init;
 }
-
-// ---------------------------------------------------------------------------------------------
-// embedding_density

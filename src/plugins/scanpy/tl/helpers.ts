@@ -175,9 +175,6 @@ export function float64Matrix(src: ArrayLike<number>, n: number, d: number): Den
   return { kind: "dense", dtype: "float64", shape: [n, d], data: out };
 }
 
-// ---------------------------------------------------------------------------------------------
-// tsne
-
 /**
  * Connected components of an undirected graph given as CSR (union-find over its stored entries).
  * @internal
@@ -252,6 +249,3 @@ export function csrFromRows(rows: Map<number, number>[], n: number): SparseMatri
   }
   return { kind: "csr", dtype: "float64", shape: [n, n], data, indices, indptr };
 }
-
-// ---------------------------------------------------------------------------------------------
-// dpt

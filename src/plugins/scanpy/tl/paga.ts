@@ -143,6 +143,3 @@ export async function paga(sd: SpatialData, params: PagaParams, ctx: OpContext):
     },
   };
 }
-
-// ---------------------------------------------------------------------------------------------
-// dendrogram

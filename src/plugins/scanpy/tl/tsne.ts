@@ -113,6 +113,3 @@ export async function tsne(sd: SpatialData, params: TsneParams, ctx: OpContext):
     },
   };
 }
-
-// ---------------------------------------------------------------------------------------------
-// diffmap
