@@ -75,8 +75,9 @@ export class LinkOutsideError extends DataError {
 }
 
 /**
- * Check that `path` (a file or folder that may be or pass through symlinks) resolves inside `root`;
- * returns its real path. A path that does not exist is returned resolved (the caller reports it
+ * Check that `path` (a file or folder that may be or pass through symlinks) resolves inside `root`
+ * (compared with `root` as given and with its own real path: a data dir reached through a symlink holds
+ * the real paths of its files); returns its real path. A path that does not exist is returned resolved (the caller reports it
  * missing). `what` names it in the error.
  */
 export async function checkInside(path: string, root: string, what: string): Promise<string> {
@@ -89,7 +90,8 @@ export async function checkInside(path: string, root: string, what: string): Pro
     if (code === "ELOOP") throw new Error(`${what}: too many levels of symbolic links`, { cause: err });
     throw err;
   }
-  if (!isInside(root, real)) throw new LinkOutsideError(what, real, root);
+  if (!isInside(root, real) && !isInside(realOrResolved(root), real))
+    throw new LinkOutsideError(what, real, root);
   return real;
 }
 
@@ -103,6 +105,7 @@ export function checkInsideSync(path: string, root: string, what: string): strin
     if (code === "ENOENT" || code === "ENOTDIR") return resolve(path);
     throw err;
   }
-  if (!isInside(root, real)) throw new LinkOutsideError(what, real, root);
+  if (!isInside(root, real) && !isInside(realOrResolved(root), real))
+    throw new LinkOutsideError(what, real, root);
   return real;
 }
