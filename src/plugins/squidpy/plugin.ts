@@ -22,5 +22,6 @@ export const plugin = definePlugin({
     "./ligrec.js",
     "./sepal.js",
     { path: "./var-by-distance.js", namespace: "tl" },
+    { path: "./sliding-window.js", namespace: "tl" },
   ],
 });
