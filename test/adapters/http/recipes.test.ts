@@ -40,7 +40,14 @@ describe("GET /api/recipes", () => {
     // The recipe's meta.provenance, for the gallery (null when the file has none).
     expect(a.provenance).toMatchObject({ author: "Tessera" });
     for (const x of recipes)
-      expect(Object.keys(x).sort()).toEqual(["description", "name", "params", "provenance", "readme", "steps"]);
+      expect(Object.keys(x).sort()).toEqual([
+        "description",
+        "name",
+        "params",
+        "provenance",
+        "readme",
+        "steps",
+      ]);
   });
 });
 

@@ -252,7 +252,9 @@ describe("sc.pl plots through the engine", () => {
     // computed on the fly (uns has no dendrogram yet), as scanpy does
     const onTheFly = await draw("sc.pl.matrixplot", { var_names: gs, groupby: "domain", dendrogram: true });
     await s.run("sc.tl.dendrogram", { groupby: "domain" });
-    const dat = table().uns.entries.dendrogram_domain as unknown as { entries: Record<string, { values: string[] }> };
+    const dat = table().uns.entries.dendrogram_domain as unknown as {
+      entries: Record<string, { values: string[] }>;
+    };
     const ordered = dat.entries.categories_ordered!.values.map(String);
     expect([...ordered].sort()).toEqual([...names].sort());
     const rowOrder = (svg: string) => textsOf(svg).filter((x) => names.includes(x));
