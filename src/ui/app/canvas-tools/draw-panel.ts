@@ -10,6 +10,7 @@ import { css, html, LitElement, nothing, type PropertyValues, type TemplateResul
 import { renderAnnotationsPanel } from "./annotations-panel.js";
 import type { DrawController, ToolTab } from "./draw-controller.js";
 import { renderRegionsPanel } from "./regions-panel.js";
+import { spinnerStyles } from "./spinner-style.js";
 import { renderSubsetPanel } from "./subset-panel.js";
 
 /** The canvas tools' tabs, in sidebar order. */
@@ -48,7 +49,9 @@ export class DrawPanel extends LitElement {
     watch: { attribute: false },
   };
 
-  static override styles = css`
+  static override styles = [
+    spinnerStyles,
+    css`
     :host {
       display: block;
       margin-top: 6px;
@@ -215,22 +218,8 @@ export class DrawPanel extends LitElement {
       border: 1px solid var(--accent, #4c9ffe);
       border-radius: 6px;
     }
-    .spinner {
-      display: inline-block;
-      width: 11px;
-      height: 11px;
-      border: 2px solid currentColor;
-      border-right-color: transparent;
-      border-radius: 50%;
-      animation: spin 0.8s linear infinite;
-      vertical-align: -2px;
-    }
-    @keyframes spin {
-      to {
-        transform: rotate(360deg);
-      }
-    }
-  `;
+  `,
+  ];
 
   declare controller: DrawController | null;
   /** Which tab's body this is. */

@@ -7,6 +7,7 @@
  */
 import { css, html, LitElement, nothing, type TemplateResult } from "lit";
 import type { DrawController } from "./draw-controller.js";
+import { spinnerStyles } from "./spinner-style.js";
 
 /** `[a, b, c, d, e, f]`: `x' = a·x + b·y + c`, `y' = d·x + e·y + f`. */
 export type Affine6 = [number, number, number, number, number, number];
@@ -55,7 +56,9 @@ export class PointsTransformDialog extends LitElement {
     error: { state: true },
   };
 
-  static override styles = css`
+  static override styles = [
+    spinnerStyles,
+    css`
     .backdrop {
       position: fixed;
       inset: 0;
@@ -132,22 +135,8 @@ export class PointsTransformDialog extends LitElement {
     .err {
       color: #ff6b6b;
     }
-    .spinner {
-      display: inline-block;
-      width: 12px;
-      height: 12px;
-      border: 2px solid currentColor;
-      border-right-color: transparent;
-      border-radius: 50%;
-      animation: spin 0.8s linear infinite;
-      vertical-align: -2px;
-    }
-    @keyframes spin {
-      to {
-        transform: rotate(360deg);
-      }
-    }
-  `;
+  `,
+  ];
 
   declare controller: DrawController | null;
   declare affine: Affine6 | null;
