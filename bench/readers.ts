@@ -9,19 +9,22 @@
  * 3. time to first draw ready: a service session created with `kind: "load"` on the folder until it is
  *    ready (cells, obsm `spatial` and the image's info available).
  *
- * Run: `npx tsx --expose-gc bench/readers.ts [--tiles N] [--tx-copies N] [--work DIR] [--keep]`.
+ * Run: `npx tsx --expose-gc bench/readers.ts [--tiles N] [--tx-copies N] [--work DIR] [--keep] [--reuse]`
+ * (`--reuse` with `--work`: read the folder a previous `--keep` run generated there, without regenerating).
  * The morphology image is the fixture's (237 px); only tables, shapes and points are replicated.
  * Prints wall time, CPU seconds of the whole process (its worker threads included: the session's parse
- * runs on a job worker) and peak RSS; never passes or fails.
+ * runs on a job worker), peak RSS and the main thread's longest event-loop stall (what a request
+ * waiting on the server would feel); never passes or fails.
  */
 
-import { createWriteStream } from "node:fs";
+import { createWriteStream, existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { fileWriter, ParquetWriter, parquetWriteFile, schemaFromColumnData } from "hyparquet-writer";
+import { nRows } from "../src/sdk/data/dataframe.js";
 import { pointsCount, shapesCount } from "../src/sdk/data/elements.js";
 import { numericColumn, readFrameFile, textColumn } from "../src/sdk/io/vendors/frame-file.js";
 import { readTenxH5 } from "../src/sdk/io/vendors/tenx/h5-matrix.js";
@@ -35,6 +38,7 @@ const { values: args } = parseArgs({
     "tx-copies": { type: "string", default: process.env.BENCH_TX_COPIES ?? "10" },
     work: { type: "string" },
     keep: { type: "boolean", default: false },
+    reuse: { type: "boolean", default: false },
   },
 });
 const TILES = Number(args.tiles);
@@ -50,6 +54,8 @@ async function measure<T>(label: string, fn: () => Promise<T>): Promise<T> {
   const timer = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().rss);
   }, 20);
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   try {
@@ -58,12 +64,14 @@ async function measure<T>(label: string, fn: () => Promise<T>): Promise<T> {
     const c = process.cpuUsage(c0);
     const cpu = (c.user + c.system) / 1e6;
     peak = Math.max(peak, process.memoryUsage().rss);
+    loop.disable();
     console.log(
-      `${label.padEnd(44)} ${s.toFixed(2).padStart(8)} s wall ${cpu.toFixed(2).padStart(8)} s CPU   peak RSS ${(peak / 2 ** 20).toFixed(0).padStart(6)} MiB`,
+      `${label.padEnd(44)} ${s.toFixed(2).padStart(8)} s wall ${cpu.toFixed(2).padStart(8)} s CPU   peak RSS ${(peak / 2 ** 20).toFixed(0).padStart(6)} MiB   event-loop max ${(loop.max / 1e6).toFixed(0)} ms`,
     );
     return r;
   } finally {
     clearInterval(timer);
+    loop.disable();
   }
 }
 
@@ -240,12 +248,16 @@ async function main(): Promise<void> {
   console.log(
     `bench/readers: sfe-toy/xenium tiled ${TILES}× (cells, boundaries, counts) and its transcripts ${TILES}×${TX_COPIES}×, generated in ${dir} (replicated real data, not instrument output)`,
   );
-  const size = await measure("generate (write parquet + MEX)", () => generate(dir));
-  console.log(`  ${size.cells.toLocaleString()} cells, ${size.transcripts.toLocaleString()} transcripts`);
+  if (args.reuse && args.work && existsSync(join(dir, "morphology_focus.ome.tif"))) {
+    console.log("  reusing the folder a previous run generated");
+  } else {
+    const size = await measure("generate (write parquet + MEX)", () => generate(dir));
+    console.log(`  ${size.cells.toLocaleString()} cells, ${size.transcripts.toLocaleString()} transcripts`);
+  }
   try {
     const full = await measure("io.xenium read (all elements)", () => readXenium(dir));
     console.log(
-      `  table ${full.sdata.tables.table!.obs.index.values.length.toLocaleString()} cells; cell_boundaries ${shapesCount(full.sdata.shapes.cell_boundaries!).toLocaleString()}; transcripts ${pointsCount(full.sdata.points.transcripts!).toLocaleString()}`,
+      `  table ${nRows(full.sdata.tables.table!.obs).toLocaleString()} cells; cell_boundaries ${shapesCount(full.sdata.shapes.cell_boundaries!).toLocaleString()}; transcripts ${pointsCount(full.sdata.points.transcripts!).toLocaleString()}`,
     );
   } catch (err) {
     console.log(`  io.xenium read (all elements) failed: ${(err as Error).message}`);
