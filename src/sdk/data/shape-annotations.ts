@@ -20,6 +20,16 @@
  * | stroke_width | float64 | line width in screen pixels |
  * | font_size | float64 | text size in screen pixels |
  * | rotation | float64 | degrees, counter-clockwise in world coordinates, of an ellipse (about its centre) or a text (about its anchor); 0 for other kinds |
+ * | dash | string | stroke pattern: `solid`, `dashed`, `dotted` |
+ * | arrow_start, arrow_end | bool | arrow heads at the first / last point of a line or arrow |
+ * | arrow_size | float64 | length of an arrow head, screen pixels |
+ * | stroke_z, fill_z | int32 | paint order of the stroke and of the fill; below 0: beneath the cells |
+ * | fill_alpha | float64 | opacity of the fill, 0 to 1 |
+ *
+ * The style follows client.md 10.3 (stroke `{color, width, dash, arrowStart, arrowEnd, arrowSize, z}`,
+ * fill `{enabled, color, alpha, z}`) spelled flat, one field per column: `color`, `stroke_width`,
+ * `dash`, `arrow_start`, `arrow_end`, `arrow_size`, `stroke_z`; `fill` (null when disabled),
+ * `fill_alpha`, `fill_z`. An element written before these columns existed reads with their defaults.
  *
  * Coordinates are canvas world coordinates (the active table's obsm `spatial` space); the element
  * carries the transformation of the table's region element, so it overlays the cells in every
@@ -71,16 +81,49 @@ export interface ShapeAnnotation {
    * other kinds have none.
    */
   rotation?: number;
+  /** Stroke pattern. */
+  dash: ShapeDash;
+  /** Arrow head at the first point (line and arrow only). */
+  arrow_start: boolean;
+  /** Arrow head at the last point (line and arrow only; an `arrow` has one unless told otherwise). */
+  arrow_end: boolean;
+  /** Length of an arrow head, screen pixels. */
+  arrow_size: number;
+  /** Paint order of the stroke among every shape's strokes and fills; below 0 it lies beneath the cells. */
+  stroke_z: number;
+  /** Opacity of the fill, 0 (clear) to 1 (opaque). */
+  fill_alpha: number;
+  /** Paint order of the fill (as `stroke_z`). */
+  fill_z: number;
 }
+
+/** The stroke patterns. */
+export const SHAPE_DASHES = ["solid", "dashed", "dotted"] as const;
+/** One stroke pattern. */
+export type ShapeDash = (typeof SHAPE_DASHES)[number];
 
 /** Defaults of the optional fields. */
 export const SHAPE_DEFAULTS = {
   text: null,
-  color: "#ffffff",
+  color: "#3388ff",
   fill: null,
   stroke_width: 2,
   font_size: 14,
+  dash: "solid",
+  arrow_start: false,
+  arrow_size: 12,
+  stroke_z: 1,
+  fill_alpha: 0.25,
+  fill_z: 0,
 } as const;
+
+/** Whether a shape of `kind` has an arrow head at its end when the field is left out. */
+export function defaultArrowEnd(kind: ShapeKind): boolean {
+  return kind === "arrow";
+}
+
+/** The bound of `stroke_z` and `fill_z`: integers in [-Z_MAX, Z_MAX]. */
+export const Z_MAX = 1000;
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
 const FIELDS = new Set([
@@ -93,7 +136,16 @@ const FIELDS = new Set([
   "stroke_width",
   "font_size",
   "rotation",
+  "dash",
+  "arrow_start",
+  "arrow_end",
+  "arrow_size",
+  "stroke_z",
+  "fill_alpha",
+  "fill_z",
 ]);
+/** The kinds that may carry arrow heads. */
+const ARROWED: readonly ShapeKind[] = ["line", "arrow"];
 /** The kinds a rotation applies to. */
 const ROTATABLE: readonly ShapeKind[] = ["ellipse", "text"];
 /** Vertex count bounds per kind: [min, max]. */
@@ -156,6 +208,30 @@ export function parseShapeAnnotation(body: unknown, id: string): ShapeAnnotation
       throw new BadRequestError(`rotation applies to ${ROTATABLE.join(" and ")}, not to a ${kind}`);
     rotation = r;
   }
+  const dash = b.dash === undefined ? SHAPE_DEFAULTS.dash : b.dash;
+  if (!SHAPE_DASHES.includes(dash as ShapeDash))
+    throw new BadRequestError(
+      `dash must be one of ${SHAPE_DASHES.join(", ")}, got ${JSON.stringify(b.dash)}`,
+    );
+  const flag = (k: "arrow_start" | "arrow_end", dflt: boolean) => {
+    const v = b[k] === undefined ? dflt : b[k];
+    if (typeof v !== "boolean") throw new BadRequestError(`${k} must be true or false`);
+    if (v && !ARROWED.includes(kind))
+      throw new BadRequestError(`${k} applies to ${ARROWED.join(" and ")}, not to a ${kind}`);
+    return v;
+  };
+  const arrowSize = b.arrow_size === undefined ? SHAPE_DEFAULTS.arrow_size : b.arrow_size;
+  if (typeof arrowSize !== "number" || !Number.isFinite(arrowSize) || arrowSize <= 0 || arrowSize > 1000)
+    throw new BadRequestError("arrow_size must be a number of pixels in (0, 1000]");
+  const z = (k: "stroke_z" | "fill_z") => {
+    const v = b[k] === undefined ? SHAPE_DEFAULTS[k] : b[k];
+    if (typeof v !== "number" || !Number.isInteger(v) || Math.abs(v) > Z_MAX)
+      throw new BadRequestError(`${k} must be an integer in [-${Z_MAX}, ${Z_MAX}]`);
+    return v;
+  };
+  const alpha = b.fill_alpha === undefined ? SHAPE_DEFAULTS.fill_alpha : b.fill_alpha;
+  if (typeof alpha !== "number" || !Number.isFinite(alpha) || alpha < 0 || alpha > 1)
+    throw new BadRequestError("fill_alpha must be a number in [0, 1]");
   return {
     id,
     kind,
@@ -166,6 +242,13 @@ export function parseShapeAnnotation(body: unknown, id: string): ShapeAnnotation
     stroke_width: num("stroke_width"),
     font_size: num("font_size"),
     ...(rotation ? { rotation } : {}),
+    dash: dash as ShapeDash,
+    arrow_start: flag("arrow_start", SHAPE_DEFAULTS.arrow_start),
+    arrow_end: flag("arrow_end", defaultArrowEnd(kind)),
+    arrow_size: arrowSize,
+    stroke_z: z("stroke_z"),
+    fill_alpha: alpha,
+    fill_z: z("fill_z"),
   };
 }
 
@@ -205,6 +288,11 @@ export function readShapeAnnotations(sd: SpatialData): ShapeAnnotation[] {
     const v = c ? columnValue(c, i) : null;
     return typeof v === "number" && Number.isFinite(v) ? v : dflt;
   };
+  const bool = (name: string, i: number, dflt: boolean) => {
+    const c = columnOf(el, name);
+    const v = c ? columnValue(c, i) : null;
+    return typeof v === "boolean" ? v : typeof v === "number" ? v !== 0 : dflt;
+  };
   for (let i = 0; i < n; i++) {
     const kind = str(columnOf(el, "kind"), i) as ShapeKind | null;
     let points: [number, number][] | null = null;
@@ -217,9 +305,13 @@ export function readShapeAnnotations(sd: SpatialData): ShapeAnnotation[] {
       }
     }
     const rotation = num("rotation", i, 0);
+    const k: ShapeKind = kind && SHAPE_KINDS.includes(kind) ? kind : "polygon";
+    const dash = str(columnOf(el, "dash"), i) as ShapeDash | null;
+    // Columns written before the style fields existed (or by someone else) read as their defaults.
+    const arrowed = ARROWED.includes(k);
     out.push({
       id: el.frame.index.values[i] ?? String(i),
-      kind: kind && SHAPE_KINDS.includes(kind) ? kind : "polygon",
+      kind: k,
       points: points ?? firstRing(el, i),
       text: str(columnOf(el, "text"), i),
       color: str(columnOf(el, "color"), i) ?? SHAPE_DEFAULTS.color,
@@ -227,6 +319,13 @@ export function readShapeAnnotations(sd: SpatialData): ShapeAnnotation[] {
       stroke_width: num("stroke_width", i, SHAPE_DEFAULTS.stroke_width),
       font_size: num("font_size", i, SHAPE_DEFAULTS.font_size),
       ...(rotation ? { rotation } : {}),
+      dash: dash && SHAPE_DASHES.includes(dash) ? dash : SHAPE_DEFAULTS.dash,
+      arrow_start: arrowed && bool("arrow_start", i, SHAPE_DEFAULTS.arrow_start),
+      arrow_end: arrowed && bool("arrow_end", i, defaultArrowEnd(k)),
+      arrow_size: num("arrow_size", i, SHAPE_DEFAULTS.arrow_size),
+      stroke_z: Math.round(num("stroke_z", i, SHAPE_DEFAULTS.stroke_z)),
+      fill_alpha: Math.min(1, Math.max(0, num("fill_alpha", i, SHAPE_DEFAULTS.fill_alpha))),
+      fill_z: Math.round(num("fill_z", i, SHAPE_DEFAULTS.fill_z)),
     });
   }
   return out;
@@ -344,6 +443,18 @@ export function shapeAnnotationsElement(
     shape: [shapes.length],
     data: Float64Array.from(shapes, f),
   });
+  const bools = (f: (s: ShapeAnnotation) => boolean) => ({
+    kind: "dense" as const,
+    dtype: "bool" as const,
+    shape: [shapes.length],
+    data: Uint8Array.from(shapes, (s) => (f(s) ? 1 : 0)),
+  });
+  const i32 = (f: (s: ShapeAnnotation) => number) => ({
+    kind: "dense" as const,
+    dtype: "int32" as const,
+    shape: [shapes.length],
+    data: Int32Array.from(shapes, f),
+  });
   const frame = dataFrame(
     shapes.map((s) => s.id),
     {
@@ -355,6 +466,13 @@ export function shapeAnnotationsElement(
       stroke_width: f64((s) => s.stroke_width),
       font_size: f64((s) => s.font_size),
       rotation: f64((s) => s.rotation ?? 0),
+      dash: strs((s) => s.dash),
+      arrow_start: bools((s) => s.arrow_start),
+      arrow_end: bools((s) => s.arrow_end),
+      arrow_size: f64((s) => s.arrow_size),
+      stroke_z: i32((s) => s.stroke_z),
+      fill_alpha: f64((s) => s.fill_alpha),
+      fill_z: i32((s) => s.fill_z),
     },
     "id",
   );

@@ -120,8 +120,21 @@ describe("shape annotations", () => {
       fill: null,
       stroke_width: 4,
       font_size: 14,
+      dash: "solid",
+      arrow_start: false,
+      arrow_end: true,
+      arrow_size: 12,
+      stroke_z: 1,
+      fill_alpha: 0.25,
+      fill_z: 0,
     });
-    expect(shapes[1]).toMatchObject({ color: "#ffffff", fill: null, stroke_width: 2, text: null });
+    expect(shapes[1]).toMatchObject({
+      color: "#3388ff",
+      fill: null,
+      stroke_width: 2,
+      text: null,
+      arrow_end: false,
+    });
     // The annotations are a real shapes element, with one feature per shape.
     const el = t.server.service.session(sid).data.shapes.annotations!;
     expect(el.frame.index.values).toEqual(Object.values(ids));
@@ -167,6 +180,27 @@ describe("shape annotations", () => {
     shapes = await list();
     expect(shapes.map((s) => s.id)).not.toContain(line!.id);
     expect(shapes).toHaveLength(5);
+  });
+
+  it("stores the style fields of client.md 10.3 and replaces them with a PUT", async () => {
+    const body = {
+      ...kinds.polygon,
+      dash: "dashed",
+      fill: "#00aa00",
+      fill_alpha: 0.7,
+      fill_z: -2,
+      stroke_z: 3,
+    };
+    const { shape_id } = await edit("POST", base(), body);
+    let got = (await list()).find((s) => s.id === shape_id);
+    expect(got).toMatchObject({ dash: "dashed", fill: "#00aa00", fill_alpha: 0.7, fill_z: -2, stroke_z: 3 });
+    await edit("PUT", `${base()}/${shape_id}`, { ...got, dash: "dotted", fill_alpha: 0.1 });
+    got = (await list()).find((s) => s.id === shape_id);
+    expect(got).toMatchObject({ dash: "dotted", fill_alpha: 0.1, fill_z: -2, stroke_z: 3 });
+    // The element holds them as columns.
+    const el = t.server.service.session(sid).data.shapes.annotations!;
+    for (const c of ["dash", "arrow_start", "arrow_end", "arrow_size", "stroke_z", "fill_alpha", "fill_z"])
+      expect(Object.keys(el.frame.columns)).toContain(c);
   });
 
   it("survives a save and a reload", async () => {
@@ -236,6 +270,10 @@ describe("shape annotations", () => {
         /leave "id" out/,
       ],
       ["POST", base(), [1, 2], 400, /body must be object/],
+      ["POST", base(), { ...kinds.line, dash: "zigzag" }, 400, /dash must be one of solid, dashed, dotted/],
+      ["POST", base(), { ...kinds.box, fill_alpha: 2 }, 400, /fill_alpha must be a number in \[0, 1\]/],
+      ["POST", base(), { ...kinds.box, arrow_start: true }, 400, /arrow_start applies to line and arrow/],
+      ["POST", base(), { ...kinds.line, stroke_z: "top" }, 400, /stroke_z must be an integer/],
       ["PUT", `${base()}/${first!.id}`, { ...first, id: "other" }, 400, /does not match/],
       ["PUT", `${base()}/${first!.id}`, { kind: "line", points: [] }, 400, /a line needs/],
       [

@@ -85,7 +85,73 @@ describe("parseShapeAnnotation", () => {
       fill: null,
       stroke_width: 3,
       font_size: 14,
+      dash: "solid",
+      arrow_start: false,
+      arrow_end: true,
+      arrow_size: 12,
+      stroke_z: 1,
+      fill_alpha: 0.25,
+      fill_z: 0,
     });
+    // client.md 10.3's defaults: stroke #3388ff, width 2, fill alpha 0.25; a line has no arrow head.
+    expect(parseShapeAnnotation(bodies.line, "l1")).toMatchObject({
+      color: "#3388ff",
+      stroke_width: 2,
+      fill_alpha: 0.25,
+      arrow_end: false,
+    });
+  });
+
+  it("keeps every style field of client.md 10.3", () => {
+    const s = parseShapeAnnotation(
+      {
+        kind: "line",
+        points: [
+          [0, 0],
+          [5, 5],
+        ],
+        dash: "dotted",
+        arrow_start: true,
+        arrow_end: true,
+        arrow_size: 20,
+        stroke_z: -3,
+      },
+      "l",
+    );
+    expect(s).toMatchObject({
+      dash: "dotted",
+      arrow_start: true,
+      arrow_end: true,
+      arrow_size: 20,
+      stroke_z: -3,
+    });
+    const b = parseShapeAnnotation(
+      { ...(bodies.box as object), fill_alpha: 0.6, fill_z: -1, dash: "dashed" },
+      "b",
+    );
+    expect(b).toMatchObject({ fill: "#00ff00", fill_alpha: 0.6, fill_z: -1, dash: "dashed" });
+  });
+
+  it("names the style field that is wrong", () => {
+    const line = {
+      kind: "line",
+      points: [
+        [0, 0],
+        [1, 1],
+      ],
+    };
+    const box = { kind: "box", points: line.points };
+    const bad: [unknown, RegExp][] = [
+      [{ ...line, dash: "wavy" }, /^dash must be one of solid, dashed, dotted, got "wavy"$/],
+      [{ ...line, arrow_start: "yes" }, /^arrow_start must be true or false$/],
+      [{ ...box, arrow_end: true }, /^arrow_end applies to line and arrow, not to a box$/],
+      [{ ...line, arrow_size: 0 }, /^arrow_size must be a number of pixels in \(0, 1000\]$/],
+      [{ ...line, stroke_z: 1.5 }, /^stroke_z must be an integer in \[-1000, 1000\]$/],
+      [{ ...box, fill_z: 5000 }, /^fill_z must be an integer/],
+      [{ ...box, fill_alpha: 1.2 }, /^fill_alpha must be a number in \[0, 1\]$/],
+      [{ ...box, fill_alpha: "0.5" }, /^fill_alpha/],
+    ];
+    for (const [b, re] of bad) expect(() => parseShapeAnnotation(b, "x"), JSON.stringify(b)).toThrow(re);
   });
 
   it("rejects bad kinds, vertex counts, colours, unknown fields and a mismatched id", () => {
@@ -187,7 +253,17 @@ describe("outlineRing", () => {
 describe("the annotations element", () => {
   it("round-trips every kind through a checkpoint save and load", async () => {
     const sd = generateDemo({ nCells: 60, nGenes: 30, imageSize: 96, nTranscripts: 50 });
-    const shapes: ShapeAnnotation[] = Object.entries(bodies).map(([k, b]) =>
+    const styled: Record<string, unknown> = {
+      styledArrow: {
+        ...(bodies.arrow as object),
+        dash: "dashed",
+        arrow_start: true,
+        arrow_size: 18,
+        stroke_z: -2,
+      },
+      styledBox: { ...(bodies.box as object), dash: "dotted", fill_alpha: 0.6, fill_z: -1, stroke_z: 4 },
+    };
+    const shapes: ShapeAnnotation[] = Object.entries({ ...bodies, ...styled }).map(([k, b]) =>
       parseShapeAnnotation(b, `id-${k}`),
     );
     const el = shapeAnnotationsElement(sd, "table", shapes)!;
@@ -201,6 +277,20 @@ describe("the annotations element", () => {
     expect(readShapeAnnotations(cp.sdata)).toEqual(shapes);
     // An empty list removes the element.
     expect(shapeAnnotationsElement(sd, "table", [])).toBeNull();
+  });
+
+  it("reads an element written before the style columns existed with their defaults", () => {
+    const sd = generateDemo({ nCells: 60, nGenes: 30, imageSize: 96, nTranscripts: 50 });
+    const shapes = [parseShapeAnnotation(bodies.arrow, "a"), parseShapeAnnotation(bodies.box, "b")];
+    const el = shapeAnnotationsElement(sd, "table", shapes)!;
+    const old = { ...el.frame.columns };
+    for (const k of ["dash", "arrow_start", "arrow_end", "arrow_size", "stroke_z", "fill_alpha", "fill_z"])
+      delete old[k];
+    const read = readShapeAnnotations(
+      withElement(sd, "shapes", ANNOTATIONS_ELEMENT, { ...el, frame: { ...el.frame, columns: old } }),
+    );
+    expect(read).toEqual(shapes);
+    expect(read[0]).toMatchObject({ arrow_end: true, dash: "solid", fill_alpha: 0.25 });
   });
 
   it("is placed like the table's region element", () => {
