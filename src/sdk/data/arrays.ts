@@ -6,6 +6,7 @@
  * without a copy. Nothing ever writes into an array that a committed object holds: a change makes a
  * new array.
  */
+import { type StringBacking, stringBytes } from "./lazy-strings.js";
 
 /** Element types of numeric arrays, named as numpy names them. `bool` is stored one byte per value. */
 export type DType =
@@ -56,11 +57,19 @@ export interface SparseMatrix {
   readonly indptr: IndexArray;
 }
 
-/** A 1-d or n-d array of strings; `null` marks a missing value (nullable-string-array). */
+/**
+ * A 1-d or n-d array of strings; `null` marks a missing value (nullable-string-array).
+ *
+ * With a `backing` (a range, or UTF-8 bytes: `lazy-strings.ts`) the array holds no JS string per value
+ * and `values` is materialised on first access; code that handles large arrays reads them through
+ * `stringCount` / `stringAt` / `stringLookup` / `takeStrings` instead, which never materialise.
+ */
 export interface StringArray {
   readonly kind: "string";
   readonly shape: readonly number[];
   readonly values: readonly (string | null)[];
+  /** Where the values really are, for an array built without JS strings. */
+  readonly backing?: StringBacking;
 }
 
 /** Integer or boolean values with a missing-value mask (`mask[i] = 1` means missing), as anndata stores them. */
@@ -217,11 +226,8 @@ export function memoryBytes(
     case "csr":
     case "csc":
       return v.data.byteLength + v.indices.byteLength + v.indptr.byteLength;
-    case "string": {
-      let n = 0;
-      for (const s of v.values) n += 16 + (s ? s.length * 2 : 0);
-      return n;
-    }
+    case "string":
+      return stringBytes(v);
     case "nullable":
       return v.data.byteLength + v.mask.byteLength;
     case "categorical":

@@ -9,6 +9,7 @@ import {
   shortFloat32,
   strings,
 } from "./arrays.js";
+import { stringAt, stringCount } from "./lazy-strings.js";
 
 /** One column of a frame. A dense column of dtype `bool` is a boolean column. */
 export type Column = DenseArray | StringArray | NullableArray | Categorical;
@@ -40,16 +41,15 @@ export function dataFrame(
     const col = columns[name];
     if (!col) throw new Error(`dataFrame: column "${name}" is listed in the order but missing`);
     const n = columnLength(col);
-    if (n !== idx.values.length) {
-      throw new Error(`dataFrame: column "${name}" has ${n} rows, the index has ${idx.values.length}`);
-    }
+    const rows = stringCount(idx);
+    if (n !== rows) throw new Error(`dataFrame: column "${name}" has ${n} rows, the index has ${rows}`);
   }
   return { kind: "dataframe", indexName, index: idx, columnOrder, columns };
 }
 
 /** Number of rows of a frame. */
 export function nRows(df: DataFrame): number {
-  return df.index.values.length;
+  return stringCount(df.index);
 }
 
 /** Number of values of a 1-d column. */
@@ -58,7 +58,7 @@ export function columnLength(col: Column): number {
     case "dense":
       return col.data.length;
     case "string":
-      return col.values.length;
+      return stringCount(col);
     case "nullable":
       return col.data.length;
     case "categorical":
@@ -106,7 +106,7 @@ export function columnValue(col: Column, i: number): string | number | boolean |
       return col.dtype === "bool" ? v !== 0 : v;
     }
     case "string":
-      return col.values[i] ?? null;
+      return stringAt(col, i);
     case "nullable": {
       if (col.mask[i]) return null;
       const v = col.data[i]!;
@@ -116,7 +116,7 @@ export function columnValue(col: Column, i: number): string | number | boolean |
       const code = col.codes[i]!;
       if (code < 0) return null;
       const cats = col.categories;
-      return cats.kind === "string" ? (cats.values[code] ?? null) : (cats.data[code] as number);
+      return cats.kind === "string" ? stringAt(cats, code) : (cats.data[code] as number);
     }
   }
 }

@@ -9,6 +9,7 @@ export * from "./field.js";
 export * from "./fieldpath.js";
 export * from "./inventory.js";
 export * from "./lazy.js";
+export * from "./lazy-strings.js";
 export * from "./obs-values.js";
 export * from "./polygon-select.js";
 export * from "./row-selection.js";

@@ -171,9 +171,9 @@ function pathOf(path: string, key: string | number): string {
 function walkable(v: object): boolean {
   if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || (HAS_SAB && v instanceof SharedArrayBuffer))
     return false;
-  // A string array's values are strings or null: nothing to map, and possibly millions of them.
-  if ((v as { kind?: unknown }).kind === "string" && Array.isArray((v as { values?: unknown }).values))
-    return false;
+  // A string array's values are strings or null: nothing to map, and possibly millions of them (and
+  // `values` may be a getter that would materialise a backed array: not touched here).
+  if ((v as { kind?: unknown }).kind === "string" && "values" in v) return false;
   return isPlainContainer(v) && !isLazyMatrix(v) && !isRasterSource(v);
 }
 

@@ -92,7 +92,7 @@ describe("prepareForWorker", () => {
     const names = t.obs.index as unknown as PackedStrings;
     expect(isPackedStrings(names)).toBe(true);
     expect(names.count).toBe(N);
-    expect(names.bytes.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(names.backing.kind === "packed" && names.backing.bytes.buffer).toBeInstanceOf(SharedArrayBuffer);
     // Rasters: markers, in-memory pixels kept.
     const memSrc = p.images.mem!.levels[0]!.source as unknown;
     const storeSrc = p.images.store!.levels[0]!.source as unknown;
