@@ -22,6 +22,7 @@ import {
 } from "../display/encoding.js";
 import type { FieldData } from "../display/field-data.js";
 import { apply, type FigureFrame, figureFrame } from "./frame.js";
+import { type ImageRegion, imageLayerSvg } from "./image-layer.js";
 import { colorBar, niceScaleLength, scaleBar, swatches } from "./legend.js";
 import { type Marker, markerGroup } from "./pdf-markers.js";
 import { drawMarker, newRaster, POINT_VECTOR_CAP, rasterToPng } from "./raster-points.js";
@@ -45,8 +46,8 @@ export interface DrawInputs {
   readonly ys: Float32Array;
   /** The `color_by` field, or null. */
   readonly colorField: FieldData | null;
-  /** The composited image's `<image>` markup and its element, or null. */
-  readonly image: { readonly svg: string; readonly element: string } | null;
+  /** The raw pixels of the image region in view (composited while drawing), or null. */
+  readonly image: ImageRegion | null;
   /** The boundary layer's polygons and the ids of those whose box meets the world window, or null. */
   readonly boundaries: { readonly shapes: ShapesGeometry; readonly ids: Int32Array } | null;
   /** Unit of the world axes, for the scale bar. */
@@ -95,7 +96,7 @@ export async function drawDisplay(inp: DrawInputs): Promise<RenderedFigure> {
   });
 
   if (inp.image) {
-    layers.push(inp.image.svg);
+    layers.push((await imageLayerSvg(inp.image, frame)).svg);
     stats.image_element = inp.image.element;
   }
 

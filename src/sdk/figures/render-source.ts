@@ -1,9 +1,10 @@
 /**
  * What the render core reads: cell positions and fields as `FieldData` (decoded from the very Arrow
- * payloads the canvases decode), image tiles composited with the display's channels, and cell
+ * payloads the canvases decode), image regions' raw planes with the display's channels, and cell
  * boundaries in canvas world space. `sessionRenderSource` reads them from a live session; a test
  * or another host can supply its own.
  */
+import type { TypedArray } from "../data/arrays.js";
 import { type CanvasShapes, canvasShapes } from "../data/shape-index.js";
 import type { SpatialData } from "../data/spatialdata.js";
 import type { Transformation } from "../data/transforms.js";
@@ -11,13 +12,14 @@ import { type FieldData, fieldFromTable } from "../display/field-data.js";
 import { fieldBatch } from "../io/arrow/field-batch.js";
 import type { DisplaySpec } from "../io/checkpoint/app-state.js";
 import type { ImageInfo } from "../raster/info.js";
+import type { ChannelRender } from "../raster/render.js";
 import type { Session } from "../session/session.js";
 
-/** One composited image tile (RGB8). */
-export interface TileRgb {
-  readonly rgb: Uint8ClampedArray | Uint8Array;
-  readonly width: number;
-  readonly height: number;
+/** The raw planes of an image region and the channels to composite them with (the raster store's `regionPlanes`). */
+export interface RegionPlanes {
+  readonly kind: "image" | "labels";
+  readonly planes: readonly TypedArray[];
+  readonly channels: readonly ChannelRender[];
 }
 
 /** The data a figure is drawn from. */
@@ -26,14 +28,19 @@ export interface RenderSource {
   field(path: string): Promise<FieldData>;
   /** Image `name`'s info (levels, placement, tile size); rejects when absent. */
   imageInfo?(name: string): Promise<ImageInfo>;
-  /** Tile (`level`, `col`, `row`) of image `name` composited with display `displayId`'s channels. */
-  imageTile?(
+  /**
+   * The raw pixels of `[x0, x1) × [y0, y1)` at `level` of image `name` and display `displayId`'s
+   * channels for them (composited while drawing, on the figure thread).
+   */
+  imageRegion?(
     name: string,
     level: number,
-    col: number,
-    row: number,
+    x0: number,
+    y0: number,
+    x1: number,
+    y1: number,
     displayId: string | undefined,
-  ): Promise<TileRgb>;
+  ): Promise<RegionPlanes>;
   /** Boundaries of shapes element `name` in canvas world space; rejects when absent. */
   shapes?(name: string): CanvasShapes;
   /** Names of the shapes elements that may be boundaries (the first is the default boundary layer). */
@@ -63,10 +70,8 @@ export function sessionRenderSource(s: Session): RenderSource {
       return fieldFromTable(t, path);
     },
     imageInfo: (name) => s.imageInfo(name),
-    async imageTile(name, level, col, row, displayId) {
-      const t = await s.rasters.tileRgb(name, level, col, row, displayId ? { display: displayId } : {});
-      return { rgb: t.rgb, width: t.width, height: t.height };
-    },
+    imageRegion: (name, level, x0, y0, x1, y1, displayId) =>
+      s.rasters.regionPlanes(name, level, y0, y1, x0, x1, displayId ? { display: displayId } : {}),
     shapes: (name) => canvasShapes(data, table, name),
     shapesNames: () => Object.keys(data.shapes).filter((n) => !n.startsWith("_")),
     unit: () => worldUnit(data),

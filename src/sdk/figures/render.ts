@@ -7,7 +7,7 @@
  * gate, a raster of them above the same cap), grid, scale bar (spatial), legend, minimap.
  *
  * This module gathers what the display shows from the render source on the calling thread (the
- * fields, the composited image, the boundary polygons in view: reads that await the session) and
+ * fields, the image region's raw planes, the boundary polygons in view: reads that await the session) and
  * hands it to `draw.ts` on the figure thread, the cell arrays on shared memory: the per-cell work
  * never holds the server's event loop.
  *
@@ -25,7 +25,7 @@ import type { DisplaySpec } from "../io/checkpoint/app-state.js";
 import { type DrawInputs, drawDisplay, type ShapesGeometry } from "./draw.js";
 import { onFigureThread } from "./figure-thread.js";
 import { type FigureFrame, figureFrame } from "./frame.js";
-import { imageLayer } from "./image-layer.js";
+import { imageRegion } from "./image-layer.js";
 import type { RenderSource } from "./render-source.js";
 
 /** Canvas sizes accepted, in CSS px. */
@@ -115,8 +115,8 @@ export async function renderDisplay(source: RenderSource, req: RenderRequest): P
 }
 
 /**
- * What drawing `req` needs, read from `source` on this thread (fields, the composited image, the
- * boundary polygons in view), the cell arrays on shared memory: the input of `drawDisplay`.
+ * What drawing `req` needs, read from `source` on this thread (fields, the image region's raw
+ * planes, the boundary polygons in view), the cell arrays on shared memory: the input of `drawDisplay`.
  */
 export async function gatherDisplay(source: RenderSource, req: RenderRequest): Promise<DrawInputs> {
   checkRenderRequest(req);
@@ -159,19 +159,17 @@ export async function gatherDisplay(source: RenderSource, req: RenderRequest): P
   const colorBy = enc.color_by ?? null;
   const colorField = colorBy ? await readField(source, colorBy, "encoding.color_by") : null;
 
-  // Image: composited by the raster store, embedded as one PNG.
+  // Image: the region in view read raw here; composited and embedded as one PNG on the figure thread.
   let img: DrawInputs["image"] = null;
   if (se?.show_image && se.image_layer) {
-    let layer: Awaited<ReturnType<typeof imageLayer>>;
     try {
-      layer = await imageLayer(source, se.image_layer, frame, d.id);
+      img = await imageRegion(source, se.image_layer, frame, d.id);
     } catch (err) {
       if (err instanceof BadRequestError) throw err;
       throw new BadRequestError(
         `encoding.image_layer: cannot draw "${se.image_layer}": ${(err as Error).message}`,
       );
     }
-    if (layer) img = { svg: layer.svg, element: se.image_layer };
   }
 
   // Boundaries: the polygons whose box meets the window (the zoom gate is decided while drawing).

@@ -331,17 +331,52 @@ export class SessionRasters {
     x0: number,
     x1: number,
   ): Promise<Uint8ClampedArray> {
+    const n = (y1 - y0) * (x1 - x0);
+    const planes = await this.planes(store, k, channels, y0, y1, x0, x1);
+    return store.kind === "labels" ? labelsRgb(planes[0]!, n) : compositeRgb(planes, channels, n);
+  }
+
+  /** The raw planes a composite of `[y0, y1) × [x0, x1)` reads: one per channel (labels: the ids). */
+  private planes(
+    store: ServedRasterStore,
+    k: number,
+    channels: readonly ChannelRender[],
+    y0: number,
+    y1: number,
+    x0: number,
+    x1: number,
+  ): Promise<TypedArray[]> {
     const lv = store.levels[k]!;
     const nd = lv.shape.length;
     const outerAxes = store.axes.slice(0, nd - 2);
     const ci = outerAxes.indexOf("c");
-    const n = (y1 - y0) * (x1 - x0);
     const outerOf = (c: number) => outerAxes.map((_a, i) => (i === ci ? c : Math.floor(lv.shape[i]! / 2)));
-    if (store.kind === "labels") return labelsRgb(await store.region(k, outerOf(0), y0, y1, x0, x1), n);
-    const planes = await Promise.all(
-      channels.map((ch) => store.region(k, outerOf(ch.index), y0, y1, x0, x1)),
-    );
-    return compositeRgb(planes, channels, n);
+    if (store.kind === "labels") return Promise.all([store.region(k, outerOf(0), y0, y1, x0, x1)]);
+    return Promise.all(channels.map((ch) => store.region(k, outerOf(ch.index), y0, y1, x0, x1)));
+  }
+
+  /**
+   * The raw pixels of region `[y0, y1) × [x0, x1)` of level `level` and the channels to composite them
+   * with (same rules as `tile`), not composited: a figure composites them on its own thread
+   * (`compositeRgb`, or `labelsRgb` for a labels element) so the per-pixel pass leaves the event loop.
+   */
+  async regionPlanes(
+    name: string,
+    level: number,
+    y0: number,
+    y1: number,
+    x0: number,
+    x1: number,
+    opts: RenderOptions = {},
+  ): Promise<{ kind: "image" | "labels"; planes: TypedArray[]; channels: ChannelRender[] }> {
+    const store = await this.store(name);
+    const lv = store.levels[level];
+    if (!lv) throw new BadRequestError(`level ${level} is outside 0..${store.levels.length - 1}`);
+    if (!(x0 >= 0 && y0 >= 0 && x1 <= lv.width && y1 <= lv.height && x1 > x0 && y1 > y0))
+      throw new BadRequestError(`region ${x0}..${x1} × ${y0}..${y1} is outside level ${level}`);
+    const channels = await this.channels(name, store, opts);
+    const planes = await this.planes(store, level, channels, y0, y1, x0, x1);
+    return { kind: store.kind, planes, channels };
   }
 
   private async compositeSampled(
