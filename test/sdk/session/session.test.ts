@@ -260,7 +260,8 @@ describe("jobs", () => {
 
   it("runs extracts at once, outside the queue and the history", async () => {
     const s = await openDemo(service, demo);
-    const busy = await s.submit(sleep(1500));
+    // Long enough that the extract cannot outlast it on a loaded machine; closing the session stops it.
+    const busy = await s.submit(sleep(120_000));
     let busyDone = false;
     void busy.done.then(() => {
       busyDone = true;
