@@ -298,6 +298,10 @@ export abstract class CanvasBase extends LitElement {
   protected color: ColorState = { path: null, version: -1, field: null, colors: null, key: "" };
   /** Number of cells. */
   protected n = 0;
+  /** The colour field that could not be resolved (MISSING), null when the colouring is current. */
+  protected missing: string | null = null;
+  /** The last failure reported to the host (not repeated while it persists). */
+  private lastError = "";
   private geneTimer: ReturnType<typeof setTimeout> | null = null;
   private resizeObs: ResizeObserver | null = null;
 
@@ -425,16 +429,19 @@ export abstract class CanvasBase extends LitElement {
       this.dispatchEvent(new CustomEvent("cells", { detail: this.n, bubbles: true, composed: true }));
       await this.loadColors();
       this.redraw();
+      this.lastError = "";
     } catch (e) {
-      this.status = `Error: ${(e as Error).message}`;
-      this.dispatchEvent(
-        new CustomEvent("canvas-error", {
-          detail: String((e as Error).message),
-          bubbles: true,
-          composed: true,
-        }),
-      );
+      const msg = String((e as Error).message);
+      this.status = `Error: ${msg}`;
+      // Every camera move or data event refreshes: the same failure is reported once, not per frame.
+      if (msg !== this.lastError) this.notify(msg);
+      this.lastError = msg;
     }
+  }
+
+  /** Report a problem to the host once (`canvas-error`; the app shows it as a toast). */
+  private notify(message: string): void {
+    this.dispatchEvent(new CustomEvent("canvas-error", { detail: message, bubbles: true, composed: true }));
   }
 
   /** Read the colour field (through the cache) and rebuild the colour buffer when its key changed. */
@@ -461,11 +468,14 @@ export abstract class CanvasBase extends LitElement {
         this.status = "Loading colors…";
         try {
           field = await fieldCache.get(src, path, version);
+        } catch (err) {
+          if (!isMissingField(err)) throw err;
+          field = null;
         } finally {
           this.status = "";
         }
       } else field = this.color.field;
-      if (field.n !== this.n) field = null;
+      if (field && field.n !== this.n) field = null;
     }
     if ((this.enc.color_by ?? null) !== path) return; // superseded while loading
     const colors = cellColors(this.n, field, {
@@ -474,8 +484,24 @@ export abstract class CanvasBase extends LitElement {
       overrides,
       isolated: e.isolated_category ?? null,
     });
+    // MISSING (client.md 5.7): the column is gone (a later step renamed or dropped it). The cells
+    // take the default colouring, the legend names the unresolved field, and the host hears it once
+    // for this (field, version) — the key caches the outcome, so redraws do not ask again.
+    this.missing = path && !field ? path : null;
+    if (this.missing) this.dataset.missing = this.missing;
+    else delete this.dataset.missing;
+    if (this.missing)
+      this.notify(
+        `Colour by ${fieldLabel(this.missing)}: the field is not in the data any more; the cells take the default colouring.`,
+      );
     this.color = { path, version, field, colors, key };
-    this.legend = colors.legend;
+    this.legend = this.missing
+      ? {
+          kind: "none",
+          title: fieldLabel(this.missing),
+          note: `“${fieldLabel(this.missing)}” is not in the data: default colouring`,
+        }
+      : colors.legend;
   }
 
   /** Apply an encoding edit: optimistic locally, then handed to the host. */
@@ -572,6 +598,7 @@ export abstract class CanvasBase extends LitElement {
             html`<option value=${`obs:${o.name}`} ?selected=${cb === `obs:${o.name}`}>${o.name} (${o.kind})</option>`,
         )}
         ${isGene ? html`<option value=${cb} selected>gene ${fieldLabel(cb)}</option>` : nothing}
+        ${this.missing && this.missing === cb && !isGene ? html`<option value=${cb} selected>${fieldLabel(cb)} (missing)</option>` : nothing}
       </select>
       ${
         f?.has_x
@@ -672,6 +699,16 @@ export abstract class CanvasBase extends LitElement {
       }
     `;
   }
+}
+
+/**
+ * Whether a field read failed because the field is not in the data (the live API answers 404 or
+ * 400 naming it; the checkpoint reader throws without a status), as opposed to a passing failure
+ * (503 admission, 423, the network) that a later refresh may get past.
+ */
+export function isMissingField(err: unknown): boolean {
+  const status = (err as { status?: unknown } | null)?.status;
+  return status === undefined || status === 404 || status === 400;
 }
 
 /** A number for the legend: 3 significant digits. */

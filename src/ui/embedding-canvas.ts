@@ -26,6 +26,8 @@ export class EmbeddingCanvas extends CanvasBase {
   private center: [number, number, number] = [0, 0, 0];
   private extent = 1;
   private geomKey = "";
+  /** Source and obsm key the geometry was read from (a change refits the camera). */
+  private geomPath = "";
   private is3dView = false;
   private viewState: EmbViewState = { target: [0, 0, 0], zoom: 0, rotationX: 25, rotationOrbit: 0 };
   private viewportTimer: ReturnType<typeof setTimeout> | null = null;
@@ -190,8 +192,17 @@ export class EmbeddingCanvas extends CanvasBase {
       this.center = [(lo[0]! + hi[0]!) / 2, (lo[1]! + hi[1]!) / 2, is3d ? (lo[2]! + hi[2]!) / 2 : 0];
       this.extent = Math.max(hi[0]! - lo[0]!, hi[1]! - lo[1]!, is3d ? hi[2]! - lo[2]! : 0, 1e-6);
       const first = !this.geomKey || changed.has("source");
+      // Another embedding (client.md 6.1): its coordinates have nothing in common with the last
+      // one's, so the camera frames the new points and that framing becomes the display's start.
+      const switched = !first && this.geomPath !== `${src.id}\u0000${path}`;
       this.geomKey = key;
-      if (first) {
+      this.geomPath = `${src.id}\u0000${path}`;
+      if (switched) {
+        this.fitToData();
+        const v = this.viewport;
+        this.lastAppliedViewport = JSON.stringify(v);
+        this.editViewport(v);
+      } else if (first) {
         const vp = this.display?.viewport as Partial<EmbViewState> | undefined;
         this.lastAppliedViewport = JSON.stringify(vp);
         if (vp && Array.isArray(vp.target) && vp.target.length >= 2 && Number.isFinite(vp.zoom)) {

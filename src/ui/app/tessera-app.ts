@@ -977,15 +977,46 @@ export class TesseraApp extends LitElement {
     } else {
       // Adopt server displays that changed (not the ones being edited here).
       const server = new Map(st.app_state.displays.map((d) => [d.id, d]));
-      const merged = this.displays.map((d) =>
-        this.persistTimers.has(d.id) ? d : this.mergeServer(d, server.get(d.id)),
-      );
+      // A local automatic display gives way to the one the lock holder persisted (client.md 5.11).
+      const merged = this.displays
+        .filter(
+          (d) =>
+            server.has(d.id) ||
+            this.persistTimers.has(d.id) ||
+            !st.app_state.displays.some((x) => x.type === d.type),
+        )
+        .map((d) => (this.persistTimers.has(d.id) ? d : this.mergeServer(d, server.get(d.id))));
       for (const d of st.app_state.displays) if (!merged.some((x) => x.id === d.id)) merged.push(d);
       // An embedding computed since: its automatic display.
       this.displays = this.withAutoDisplays(merged, st.fields);
     }
     this.dataKey = JSON.stringify(st.data_versions);
   }
+
+  override updated(changed: Map<PropertyKey, unknown>): void {
+    if (changed.has("displays") || changed.has("presence") || changed.has("state"))
+      this.persistAutoDisplays();
+  }
+
+  /**
+   * Automatic displays (client.md 5.11) are added here, in the browser that opens the session; the
+   * holder of the edit lock persists them (`PUT /displays/{id}`, each once), so the session and its
+   * checkpoints carry them and the save dialog keeps the obsm keys they draw. Other viewers keep
+   * theirs local until the holder's arrive by `display.updated`.
+   */
+  private persistAutoDisplays(): void {
+    const st = this.state;
+    const l = this.lock;
+    if (this.mode !== "live" || !st || st.summary.status !== "ready" || !l || l.client_id !== this.myPublic)
+      return;
+    for (const d of this.displays) {
+      if (this.autoSent.has(d.id) || st.app_state.displays.some((x) => x.id === d.id)) continue;
+      this.autoSent.add(d.id);
+      this.onDisplayChange(d, false);
+    }
+  }
+
+  private autoSent = new Set<string>();
 
   /** A server display replaces the local one, keeping the local camera (viewports are per client). */
   private mergeServer(local: DisplaySpec, server: DisplaySpec | undefined): DisplaySpec {

@@ -25,6 +25,14 @@ export interface TestScatterParams {
    * @default 500
    */
   max_points?: number;
+  /**
+   * Wait this long before drawing, logging each tenth of the wait (the app's live plot log is tested
+   * with it).
+   * @asType integer
+   * @minimum 0
+   * @default 0
+   */
+  delay_ms?: number;
 }
 
 const SIZE = 200;
@@ -37,6 +45,12 @@ export async function test_scatter(
 ): Promise<PlotResult> {
   const t = sd.tables[ctx.table];
   if (!t) throw new Error(`no table "${ctx.table}"`);
+  const delay = params.delay_ms ?? 0;
+  for (let i = 1; delay > 0 && i <= 10; i++) {
+    ctx.signal.throwIfAborted();
+    await new Promise((r) => setTimeout(r, delay / 10));
+    ctx.log(`drawing test_scatter ${i}/10`);
+  }
   const basis = params.basis ?? "spatial";
   const xy = t.obsm[basis];
   if (!xy || xy.kind !== "dense" || xy.shape.length !== 2 || xy.shape[1]! < 2) {

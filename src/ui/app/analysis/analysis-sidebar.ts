@@ -23,6 +23,7 @@ import {
   cancellable,
   clock,
   deletable,
+  drivingJob,
   duration,
   elapsed,
   type HistoryRow,
@@ -87,6 +88,8 @@ export class TesseraAnalysisSidebar extends LitElement {
   /** The plot shown fullscreen (the detail panel's Expand). */
   declare expanded: string | null;
 
+  /** The redraw job last seen driving each plot (its live and full log are the job's). */
+  private plotJobs: Record<string, string> = {};
   private unsubscribe: (() => void) | null = null;
   private ticker: ReturnType<typeof setInterval> | null = null;
   /** Esc closes the topmost thing: a dialog, else the detail panel. */
@@ -145,7 +148,20 @@ export class TesseraAnalysisSidebar extends LitElement {
       if (prev && this.state && prev.summary.id !== this.state.summary.id) {
         this.selected = null;
         this.fullLogs = {};
+        this.plotJobs = {};
       }
+      for (const p of this.state?.app_state.plots ?? []) {
+        const jid = drivingJob(p, this.state?.queue ?? []);
+        if (jid && this.plotJobs[p.id] !== jid) {
+          this.plotJobs = { ...this.plotJobs, [p.id]: jid };
+          // A new draw: the last one's full log is not this one's.
+          const { [p.id]: _old, ...rest } = this.fullLogs;
+          this.fullLogs = rest;
+        }
+      }
+      // The open entry finished meanwhile: its full log replaces the live buffer.
+      const sel = this.selected ? this.findRow(this.selected) : undefined;
+      if (sel) void this.fullLog(sel);
     }
   }
 
@@ -159,8 +175,14 @@ export class TesseraAnalysisSidebar extends LitElement {
       const { [jid]: _gone, ...rest } = this.logs;
       this.logs = rest;
       const { [jid]: _stale, ...full } = this.fullLogs;
+      for (const [plot, job] of Object.entries(this.plotJobs)) if (job === jid) delete full[plot];
       this.fullLogs = full;
     }
+  }
+
+  private findRow(id: string): HistoryRow | undefined {
+    const a = this.state?.app_state;
+    return [...(a?.compute_history ?? []), ...(a?.plots ?? [])].find((r) => r.id === id);
   }
 
   private rows(): HistoryRow[] {
@@ -211,8 +233,9 @@ export class TesseraAnalysisSidebar extends LitElement {
       return;
     }
     try {
+      const job = this.plotJobs[row.id] ?? row.id;
       const r = await this.app.api.json<{ log: string }>(
-        sessionPath(sid, `/jobs/${encodeURIComponent(row.id)}/log`),
+        sessionPath(sid, `/jobs/${encodeURIComponent(job)}/log`),
       );
       this.fullLogs = { ...this.fullLogs, [row.id]: r.log };
     } catch {
@@ -439,7 +462,9 @@ export class TesseraAnalysisSidebar extends LitElement {
 
   private renderDetail(row: HistoryRow, blocked: string | null): TemplateResult {
     const sid = this.sid!;
-    const live = this.logs[row.id];
+    // A compute step's job has its id; a plot's draw is the job last seen driving it.
+    const liveJob = this.logs[row.id] !== undefined ? row.id : this.plotJobs[row.id];
+    const live = liveJob !== undefined ? this.logs[liveJob] : undefined;
     const log = live ?? this.fullLogs[row.id] ?? (row as HistEntry).log ?? "";
     const plot = isPlot(row) ? row : null;
     const step = plot ? null : (row as HistEntry);

@@ -69,3 +69,19 @@ export function blockingLabel(item: QueueItem): string | null {
       ? "Creating the subset session…"
       : "Applying the points transform…";
 }
+
+/**
+ * The job that drives a row now. A compute step's job has the step's id; a plot's redraw runs as a
+ * job of its own id (`POST …/plots/{id}/redraw`), and `job.log` names only the job — but the queue is
+ * serial, so a running plot is driven by the queue's running job of the same function.
+ */
+export function drivingJob(row: HistoryRow, queue: readonly QueueItem[]): string | null {
+  if (!isPlot(row) || row.status !== "running") return null;
+  const run = queue.find(
+    (q) =>
+      q.status === "running" &&
+      q.descriptor?.namespace === row.namespace &&
+      q.descriptor?.function === row.function,
+  );
+  return run && run.job_id !== row.id ? run.job_id : null;
+}
