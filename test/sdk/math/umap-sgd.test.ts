@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { Rng } from "../../../src/sdk/math/rng.js";
 import { findAbParams, optimizeLayoutEuclidean } from "../../../src/sdk/math/umap-layout.js";
-import { optimizeLayout } from "../../../src/sdk/math/umap-sgd.js";
+import {
+  attractiveCoeff,
+  COEF_BITS,
+  COEF_MAX_EXP,
+  COEF_MIN_EXP,
+  coefTable,
+  optimizeLayout,
+  repulsiveCoeff,
+} from "../../../src/sdk/math/umap-sgd.js";
 
 /**
  * Edges (row order, both directions) of `clusters` groups of `size` nodes, each node joined to 8
@@ -133,5 +141,34 @@ describe("optimizeLayout (UMAP SGD on threads)", () => {
     expect(e).toEqual(await go(1));
     expect(e.every(Number.isFinite)).toBe(true);
     expect(e).not.toEqual(init3);
+  });
+});
+
+describe("the SGD's coefficient table (read at the float32 bits of d²)", () => {
+  it("interpolates both coefficients within 3e-4 of the exact ones (relative) over the whole range", () => {
+    const { a, b } = findAbParams(1, 0.5);
+    const gamma = 1.5;
+    const table = coefTable(a, b, gamma);
+    const shift = 23 - COEF_BITS;
+    const lo = (COEF_MIN_EXP + 127) << COEF_BITS;
+    const f = new Float32Array(1);
+    const bits = new Int32Array(f.buffer);
+    const read = (d2: number, slot: 0 | 1) => {
+      f[0] = d2;
+      const w = (bits[0]! >> shift) - lo;
+      const c0 = table[2 * w + slot]!;
+      return c0 + (bits[0]! & ((1 << shift) - 1)) * (1 / (1 << shift)) * (table[2 * w + 2 + slot]! - c0);
+    };
+    const rng = new Rng(3);
+    let worst = 0;
+    for (let t = 0; t < 20000; t++) {
+      // log-uniform over the covered exponents, at float32 precision as the kernel sees it
+      const d2 = Math.fround(2 ** (COEF_MIN_EXP + (COEF_MAX_EXP - COEF_MIN_EXP) * rng.next() * 0.999999));
+      const att = attractiveCoeff(d2, a, b);
+      const rep = repulsiveCoeff(d2, a, b, gamma);
+      worst = Math.max(worst, Math.abs(read(d2, 0) - att) / Math.abs(att), Math.abs(read(d2, 1) - rep) / rep);
+    }
+    expect(worst).toBeLessThan(3e-4);
+    expect(worst).toBeGreaterThan(0); // interpolated, not exact: the check can fail
   });
 });
