@@ -50,6 +50,14 @@ export interface RenderSource {
 }
 
 /**
+ * Decoded obsm fields by the matrix object they came from. Every snapshot and preview reads the
+ * positions again, and at a million cells decoding two float32 columns out of the matrix held the
+ * event loop about 15 ms each time; a commit that changes an entry replaces the object, so an entry
+ * here never outlives the data it shows (and goes with it).
+ */
+const obsmFields = new WeakMap<object, Map<string, FieldData>>();
+
+/**
  * A render source over a live session, pinned to the object committed when it is made: every read
  * of one render (positions, the colour field, boundaries, the unit) comes from that one object, so
  * a job that commits while the render awaits its reads cannot give it positions from before and
@@ -62,12 +70,23 @@ export function sessionRenderSource(s: Session): RenderSource {
   const table = s.activeTable;
   return {
     async field(path) {
+      // an obsm entry (positions, an embedding) is decoded once per matrix object (see `obsmFields`)
+      const key = /^obsm:(.+)$/.exec(path)?.[1];
+      const matrix = key !== undefined && table ? data.tables[table]?.obsm[key] : undefined;
+      const known = matrix && obsmFields.get(matrix)?.get(path);
+      if (known) return known;
       const t = await fieldBatch(data, path, {
         activeTable: table,
         geneReader: async (tname, gene) =>
           s.data.tables[tname]?.X === data.tables[tname]?.X ? s.geneValues(tname, gene) : null,
       });
-      return fieldFromTable(t, path);
+      const f = fieldFromTable(t, path);
+      if (matrix && f.kind === "components") {
+        const byPath = obsmFields.get(matrix) ?? new Map<string, FieldData>();
+        byPath.set(path, f);
+        obsmFields.set(matrix, byPath);
+      }
+      return f;
     },
     imageInfo: (name) => s.imageInfo(name),
     imageRegion: (name, level, x0, y0, x1, y1, displayId) =>
