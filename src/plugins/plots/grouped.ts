@@ -387,6 +387,7 @@ export async function drawStackedViolin(
     title: p.title ?? undefined,
     vmin: p.vmin,
     vmax: p.vmax,
+    ...(e.dendrogram ? { dendrogram: { links: e.dendrogram, side: swap ? "top" : "right" } } : {}),
   });
   return plotResult(svg, references, op);
 }

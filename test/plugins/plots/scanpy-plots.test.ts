@@ -246,7 +246,7 @@ describe("sc.pl plots through the engine", () => {
     expect(textsOf(svg)).not.toContain(first);
   });
 
-  it("dendrogram: groups in sc.tl.dendrogram's leaf order, the tree beside the rows (matrixplot, dotplot, heatmap)", async () => {
+  it("dendrogram: groups in sc.tl.dendrogram's leaf order, the tree beside the rows (matrixplot, dotplot, heatmap, stacked_violin)", async () => {
     const gs = genes().slice(0, 3);
     const { names } = categories();
     // computed on the fly (uns has no dendrogram yet), as scanpy does
@@ -262,7 +262,7 @@ describe("sc.pl plots through the engine", () => {
       (/<g class="dendrogram">(.*?)<\/g>/s.exec(svg)?.[1] ?? "").split("<path").length - 1;
     expect(rowOrder(onTheFly.svg)).toEqual(ordered);
     expect(links(onTheFly.svg)).toBe(names.length - 1);
-    for (const kind of ["matrixplot", "dotplot", "heatmap"]) {
+    for (const kind of ["matrixplot", "dotplot", "heatmap", "stacked_violin"]) {
       const f = await draw(`sc.pl.${kind}`, { var_names: gs, groupby: "domain", dendrogram: true });
       expect(rowOrder(f.svg), kind).toEqual(ordered);
       expect(links(f.svg), kind).toBe(names.length - 1);
@@ -283,5 +283,36 @@ describe("sc.pl plots through the engine", () => {
     // the ranking plots add it by default (scanpy's _rank_genes_groups_plot)
     const rank = await draw("sc.pl.rank_genes_groups_matrixplot", { n_genes: 2 });
     expect(links(rank.svg)).toBe(names.length - 1);
+    const rankViolins = await draw("sc.pl.rank_genes_groups_stacked_violin", { n_genes: 2 });
+    expect(links(rankViolins.svg)).toBe(names.length - 1);
+    // stacked_violin: the leaves touch the rows at their centres (right of the violins); with
+    // swap_axes the tree stands above the columns, its leaves at the columns' centres
+    const leafEnds = (svg: string, axis: 0 | 1) => {
+      const pts = [
+        ...(/<g class="dendrogram">(.*?)<\/g>/s.exec(svg)?.[1] ?? "").matchAll(/[ML]([\d.-]+) ([\d.-]+)/g),
+      ].map((m) => [Number(m[1]), Number(m[2])] as const);
+      // the leaf ends are the points nearest the chart: the smallest x (right) or the largest y (top)
+      const edge = axis === 0 ? Math.min(...pts.map((p) => p[0])) : Math.max(...pts.map((p) => p[1]));
+      const at = pts.filter((p) => Math.abs(p[axis] - edge) < 0.01).map((p) => p[1 - axis]!);
+      return [...new Set(at.map((v) => v.toFixed(1)))].map(Number).sort((a, b) => a - b);
+    };
+    const sv = await draw("sc.pl.stacked_violin", { var_names: gs, groupby: "domain", dendrogram: true });
+    const rowYs = [...sv.svg.matchAll(/<text[^>]*\by="([\d.]+)"[^>]*>([^<]*)<\/text>/g)]
+      .filter((m) => names.includes(m[2]!))
+      .map((m) => Number(m[1]));
+    expect(rowYs.length).toBe(names.length);
+    const leavesY = leafEnds(sv.svg, 0);
+    rowYs.sort((a, b) => a - b);
+    expect(leavesY.length).toBe(names.length);
+    // a row's label sits at its centre (text baseline "middle"), where its leaf meets the tree
+    for (let i = 0; i < names.length; i++) expect(leavesY[i]!).toBeCloseTo(rowYs[i]!, 0);
+    const svSwap = await draw("sc.pl.stacked_violin", {
+      var_names: gs,
+      groupby: "domain",
+      dendrogram: true,
+      swap_axes: true,
+    });
+    expect(links(svSwap.svg)).toBe(names.length - 1);
+    expect(leafEnds(svSwap.svg, 1).length).toBe(names.length);
   });
 });

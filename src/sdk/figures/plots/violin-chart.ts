@@ -7,6 +7,7 @@
 import { circle, group, image, path, rect, svgDocument } from "../svg.js";
 import { bottomLabels, frame, leftAxis, leftLabels, panelTitle } from "./axes.js";
 import { colormapHex, normalizer } from "./colormaps.js";
+import { type DendrogramLinks, dendrogramSvg } from "./dendrogram.js";
 import { type Density, gaussianKde } from "./kde.js";
 import { colorbar } from "./legend.js";
 import { rasterPoints } from "./points-raster.js";
@@ -214,7 +215,12 @@ export interface StackedViolinSpec {
   vmax?: number | null;
   /** Colour each violin by this value of cell (r, c) instead of its median (standard_scale'd medians). */
   colorValue?: (r: number, c: number, median: number) => number;
+  /** A dendrogram right of the rows or above the columns (leaves in row / column order), as scanpy draws it. */
+  dendrogram?: { links: DendrogramLinks; side: "right" | "top" };
 }
+
+/** Room a dendrogram takes beside the violins, px (scanpy: 0.8 in; as the grid plots). */
+const DENDROGRAM_PX = 48;
 
 /** The stacked-violin figure as an SVG document. */
 export function stackedViolinChart(spec: StackedViolinSpec): string {
@@ -228,7 +234,9 @@ export function stackedViolinChart(spec: StackedViolinSpec): string {
       spec.rowLabels.map((s) => clip(s)),
       10,
     );
-  const top = spec.title ? 30 : 10;
+  const dendroTop = spec.dendrogram?.side === "top" ? DENDROGRAM_PX + 6 : 0;
+  const dendroRight = spec.dendrogram?.side === "right" ? DENDROGRAM_PX + 6 : 0;
+  const top = (spec.title ? 30 : 10) + dendroTop;
   const bottom =
     maxTextWidth(
       spec.colLabels.map((s) => clip(s)),
@@ -297,7 +305,20 @@ export function stackedViolinChart(spec: StackedViolinSpec): string {
       top + nr * ch,
     ),
   );
-  const bar = colorbar(left + nc * cw + 24, top, {
+  if (spec.dendrogram) {
+    const right = spec.dendrogram.side === "right";
+    parts.push(
+      dendrogramSvg(spec.dendrogram.links, {
+        side: spec.dendrogram.side,
+        leafCentres: right
+          ? spec.rowLabels.map((_, r) => top + (r + 0.5) * ch)
+          : spec.colLabels.map((_, c) => left + (c + 0.5) * cw),
+        base: right ? left + nc * cw + 4 : top - 4,
+        depth: DENDROGRAM_PX,
+      }),
+    );
+  }
+  const bar = colorbar(left + nc * cw + 24 + dendroRight, top, {
     cmap: spec.cmap,
     vmin,
     vmax,
@@ -306,7 +327,7 @@ export function stackedViolinChart(spec: StackedViolinSpec): string {
   });
   parts.push(bar.svg);
   return svgDocument({
-    width: left + nc * cw + 24 + bar.width + 16,
+    width: left + nc * cw + 24 + dendroRight + bar.width + 16,
     height: Math.max(top + nr * ch + bottom, top + bar.height) + 8,
     children: parts,
     background: "#ffffff",
