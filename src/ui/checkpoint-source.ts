@@ -6,6 +6,7 @@
  */
 
 import * as zarr from "zarrita";
+import type { ShapeAnnotation } from "../sdk/data/shape-annotations.js";
 import type { AppState } from "../sdk/io/checkpoint/app-state.js";
 import type { Checkpoint } from "../sdk/io/checkpoint/read.js";
 import type { ServedRasterStore } from "../sdk/raster/served-store.js";
@@ -87,6 +88,11 @@ export class CheckpointDataSource implements DataSource {
     return this.cp.sidecar.shapes
       .filter((x) => /polygon/i.test(x.geometry) && this.cp.sdata.shapes[x.name])
       .map((x) => ({ name: x.name, n: x.n, geometry: x.geometry }));
+  }
+
+  /** The checkpoint's shape annotations (its `annotations` shapes element), as the live API lists them. */
+  async getShapeAnnotations(): Promise<ShapeAnnotation[]> {
+    return this.sdk.readShapeAnnotations(this.cp.sdata);
   }
 
   async getElements(): Promise<SourceElements> {

@@ -3,6 +3,7 @@
  * checkpoint read in the browser over Range. The canvases only ever talk to a DataSource.
  */
 
+import type { ShapeAnnotation } from "../sdk/data/shape-annotations.js";
 import type { FieldData } from "../sdk/display/field-data.js";
 import type { AppState } from "../sdk/io/checkpoint/app-state.js";
 import type { ImageInfo } from "../sdk/raster/info.js";
@@ -89,6 +90,11 @@ export interface DataSource {
   getPlotFigure(plotId: string, fmt: "svg" | "png" | "pdf"): Promise<Blob | null>;
   /** The app state (displays, history) as the source holds it. */
   getAppState?(): Promise<AppState>;
+  /**
+   * The shape annotations (the `annotations` element), for a source the app does not reach through
+   * the live API (the serverless viewer reads them from its checkpoint, read-only).
+   */
+  getShapeAnnotations?(): Promise<ShapeAnnotation[]>;
 }
 
 export type { ImageInfo };

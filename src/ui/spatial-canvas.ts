@@ -4,7 +4,13 @@
  * boundaries past the zoom gate (client.md 5.4), the image layer (`RasterTileLayer`), flips applied
  * at the camera, zoom controls, fit, a minimap and the display settings panel (client.md 5).
  */
-import { Deck, LinearInterpolator, OrthographicView, type OrthographicViewState } from "@deck.gl/core";
+import {
+  Deck,
+  type Layer,
+  LinearInterpolator,
+  OrthographicView,
+  type OrthographicViewState,
+} from "@deck.gl/core";
 import { PathLayer, ScatterplotLayer, SolidPolygonLayer } from "@deck.gl/layers";
 import { html, nothing, type PropertyValues } from "lit";
 import {
@@ -63,6 +69,13 @@ export class SpatialCanvas extends CanvasBase {
   private minimap: HTMLCanvasElement | null = null;
   /** Frames rendered (tests and the bench read it). */
   frames = 0;
+  /**
+   * Layers drawn between the image and the cells (shape annotation parts with z < 0, set by the canvas
+   * tools' overlay), in canvas world coordinates; the canvas applies its flips.
+   */
+  private underlay: Layer[] = [];
+  /** The image and cell layers of the last redraw, reused when only the underlay changes. */
+  private baseLayers: { image: Layer[]; cells: Layer[] } = { image: [], cells: [] };
 
   constructor() {
     super();
@@ -409,7 +422,7 @@ export class SpatialCanvas extends CanvasBase {
     const e = this.enc;
     const [sx, sy] = this.flip;
     const modelMatrix = [sx, 0, 0, 0, 0, sy, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1] as never;
-    const layers = [];
+    const layers: Layer[] = [];
     if (this.loader && e.show_image && e.image_layer) {
       layers.push(
         new RasterTileLayer({
@@ -431,6 +444,7 @@ export class SpatialCanvas extends CanvasBase {
         }),
       );
     }
+    const image = layers.splice(0);
     const colors = this.color.colors;
     if (this.positions && colors && e.show_points) {
       layers.push(
@@ -497,7 +511,8 @@ export class SpatialCanvas extends CanvasBase {
             } as never),
       );
     }
-    this.deck.setProps({ layers });
+    this.baseLayers = { image, cells: layers };
+    this.pushLayers();
     this.dataset.cells = String(this.n);
     this.dataset.colorBy = this.color.path ?? "";
     this.dataset.colorKey = this.color.key;
@@ -505,6 +520,20 @@ export class SpatialCanvas extends CanvasBase {
     this.dataset.ready = this.positions && colors ? "1" : "0";
     this.drawMinimap(true);
     this.notifyView();
+  }
+
+  /** Draw these layers beneath the cells (and above the image); the last redraw's layers are reused. */
+  setUnderlay(layers: Layer[]): void {
+    this.underlay = layers;
+    this.pushLayers();
+  }
+
+  private pushLayers(): void {
+    if (!this.deck) return;
+    const [sx, sy] = this.flip;
+    const modelMatrix = [sx, 0, 0, 0, 0, sy, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1] as never;
+    const under = this.underlay.map((l) => l.clone({ modelMatrix }));
+    this.deck.setProps({ layers: [...this.baseLayers.image, ...under, ...this.baseLayers.cells] });
   }
 
   /** The deck's viewport, or null before the deck has initialised its views. */

@@ -1607,7 +1607,7 @@ export class TesseraApp extends LitElement {
                 .controls=${!this.embed}
                 .followViewport=${this.embed || this.mode === "serverless"}
                 @canvas-error=${(e: CustomEvent) => this.toast("error", String(e.detail))}
-              >${this.mode === "live" ? html`<tessera-canvas-overlay kind="spatial" .controller=${this.draw} .dataKey=${this.dataKey} .watch=${[this.state, this.presence]}></tessera-canvas-overlay>` : nothing}</tessera-spatial-canvas>`
+              >${this.mode === "live" || this.mode === "serverless" ? html`<tessera-canvas-overlay kind="spatial" .controller=${this.draw} .dataKey=${this.dataKey} .watch=${[this.state, this.presence]}></tessera-canvas-overlay>` : nothing}</tessera-spatial-canvas>`
             : html`<div class="placeholder">This dataset has no spatial coordinates (obsm “spatial”).</div>`
           : this.view === "embeddings"
             ? emb

@@ -3,10 +3,11 @@
  * and select mode, the list of the session's shapes, and the selected shape's style editor. Every
  * edit goes through `…/shape-annotations` (style edits debounced per shape).
  *
- * The API's shape carries one stroke colour and width, an optional fill colour (drawn at alpha 0.25),
- * a text and a font size; an arrow is the `arrow` kind (a line with a head at its last point). The
- * spec's dash, arrow-start and z-order have no field in the API yet, so they are not offered. An
- * ellipse or a text has a rotation (degrees, counter-clockwise in world coordinates).
+ * The editor offers the style of client.md 10.2–10.3: stroke colour (8 presets and a picker), width,
+ * dash (solid, dashed, dotted), arrow heads at either end of a line with their size, the stroke's
+ * z-order, and fill on/off, colour, alpha and z-order (below 0 a part lies beneath the cells). An
+ * ellipse or a text has a rotation (degrees, counter-clockwise in world coordinates). A line with a
+ * head is stored as the `arrow` kind, without one as `line`.
  */
 import { html, nothing, type TemplateResult } from "lit";
 import { DEFAULT_STROKE, type DrawController, PRESET_COLORS, type ShapeTool } from "./draw-controller.js";
@@ -150,65 +151,157 @@ function renderEditor(c: DrawController, s: Shape, ro: string | null): TemplateR
         @change=${(e: Event) => set({ color: (e.target as HTMLInputElement).value })}
       />
     </div>
-    ${
-      s.kind !== "text"
-        ? html`<label>Width ${s.stroke_width} px</label>
-            <input
-              type="range"
-              min="0.5"
-              max="12"
-              step="0.5"
-              data-testid="shape-width"
-              ?disabled=${off}
-              .value=${String(s.stroke_width)}
-              @input=${(e: Event) => set({ stroke_width: Number((e.target as HTMLInputElement).value) })}
-            />`
-        : nothing
-    }
-    ${
-      s.kind === "line" || s.kind === "arrow"
-        ? html`<label class="check"
-            ><input
-              type="checkbox"
-              data-testid="shape-arrow"
-              ?disabled=${off}
-              .checked=${s.kind === "arrow"}
-              @change=${(e: Event) => set({ kind: (e.target as HTMLInputElement).checked ? "arrow" : "line" })}
-            />
-            Arrow head at the end</label
-          >`
-        : nothing
-    }
-    ${
-      closed
-        ? html`<label class="check"
-              ><input
-                type="checkbox"
-                data-testid="shape-fill"
-                ?disabled=${off}
-                .checked=${s.fill !== null}
-                @change=${(e: Event) =>
-                  set({ fill: (e.target as HTMLInputElement).checked ? (s.color ?? DEFAULT_STROKE) : null })}
-              />
-              Fill</label
-            >
-            ${
-              s.fill !== null
-                ? html`<input
-                    type="color"
-                    data-testid="shape-fill-color"
-                    ?disabled=${off}
-                    .value=${s.fill}
-                    @change=${(e: Event) => set({ fill: (e.target as HTMLInputElement).value })}
-                  />`
-                : nothing
-            }`
-        : nothing
-    }
+    ${s.kind !== "text" ? renderStroke(s, set, off) : nothing}
+    ${s.kind === "line" || s.kind === "arrow" ? renderArrows(s, set, off) : nothing}
+    ${closed ? renderFill(s, set, off) : nothing}
     <div class="row" style="margin-top:8px">
       <button class="danger" data-testid="delete-shape" ?disabled=${off} @click=${() => c.deleteShape(s.id)}>
         Delete shape
       </button>
     </div>
   </div>`;
+}
+
+type Set = (patch: Partial<Omit<Shape, "id">>) => void;
+
+/** A z-order field: an integer, below 0 beneath the cells. */
+function zInput(id: string, value: number, off: boolean, onSet: (z: number) => void): TemplateResult {
+  return html`<input
+    id=${id}
+    type="number"
+    min="-1000"
+    max="1000"
+    step="1"
+    style="width:5em"
+    data-testid=${id}
+    ?disabled=${off}
+    .value=${String(value)}
+    @change=${(e: Event) => {
+      const v = Number((e.target as HTMLInputElement).value);
+      if (Number.isInteger(v) && Math.abs(v) <= 1000) onSet(v);
+    }}
+  />`;
+}
+
+/** Width, dash and z-order of the stroke. */
+function renderStroke(s: Shape, set: Set, off: boolean): TemplateResult {
+  return html`<label>Width ${s.stroke_width} px</label>
+    <input
+      type="range"
+      min="0.5"
+      max="12"
+      step="0.5"
+      data-testid="shape-width"
+      ?disabled=${off}
+      .value=${String(s.stroke_width)}
+      @input=${(e: Event) => set({ stroke_width: Number((e.target as HTMLInputElement).value) })}
+    />
+    <div class="row">
+      <label for="shape-dash">Dash</label>
+      <select
+        id="shape-dash"
+        data-testid="shape-dash"
+        ?disabled=${off}
+        @change=${(e: Event) => set({ dash: (e.target as HTMLSelectElement).value as Shape["dash"] })}
+      >
+        ${(["solid", "dashed", "dotted"] as const).map(
+          (d) => html`<option value=${d} ?selected=${(s.dash ?? "solid") === d}>${d}</option>`,
+        )}
+      </select>
+      <label for="shape-stroke-z" title="Paint order; below 0 the stroke lies beneath the cells">z</label>
+      ${zInput("shape-stroke-z", s.stroke_z ?? 1, off, (z) => set({ stroke_z: z }))}
+    </div>`;
+}
+
+/** Arrow heads at the start and end of a line, and their size (a head makes the line an `arrow`). */
+function renderArrows(s: Shape, set: Set, off: boolean): TemplateResult {
+  const heads = (start: boolean, end: boolean) =>
+    set({ arrow_start: start, arrow_end: end, kind: start || end ? "arrow" : "line" });
+  return html`<div class="row">
+      <label class="check"
+        ><input
+          type="checkbox"
+          data-testid="shape-arrow-start"
+          ?disabled=${off}
+          .checked=${Boolean(s.arrow_start)}
+          @change=${(e: Event) => heads((e.target as HTMLInputElement).checked, Boolean(s.arrow_end))}
+        />
+        Arrow at start</label
+      >
+      <label class="check"
+        ><input
+          type="checkbox"
+          data-testid="shape-arrow"
+          ?disabled=${off}
+          .checked=${Boolean(s.arrow_end)}
+          @change=${(e: Event) => heads(Boolean(s.arrow_start), (e.target as HTMLInputElement).checked)}
+        />
+        Arrow at end</label
+      >
+    </div>
+    ${
+      s.arrow_start || s.arrow_end
+        ? html`<label>Arrow size ${s.arrow_size ?? 12} px</label>
+            <input
+              type="range"
+              min="4"
+              max="60"
+              step="1"
+              data-testid="shape-arrow-size"
+              ?disabled=${off}
+              .value=${String(s.arrow_size ?? 12)}
+              @input=${(e: Event) => set({ arrow_size: Number((e.target as HTMLInputElement).value) })}
+            />`
+        : nothing
+    }`;
+}
+
+/** The last fill colour of each shape whose fill was turned off, offered again when it is turned on. */
+const lastFill = new Map<string, string>();
+
+/** Fill on/off, colour, alpha and z-order. */
+function renderFill(s: Shape, set: Set, off: boolean): TemplateResult {
+  return html`<label class="check"
+      ><input
+        type="checkbox"
+        data-testid="shape-fill"
+        ?disabled=${off}
+        .checked=${s.fill !== null}
+        @change=${(e: Event) => {
+          if ((e.target as HTMLInputElement).checked)
+            set({ fill: lastFill.get(s.id) ?? s.color ?? DEFAULT_STROKE });
+          else {
+            if (s.fill) lastFill.set(s.id, s.fill);
+            set({ fill: null });
+          }
+        }}
+      />
+      Fill</label
+    >
+    ${
+      s.fill !== null
+        ? html`<div class="row">
+              <input
+                type="color"
+                data-testid="shape-fill-color"
+                ?disabled=${off}
+                .value=${s.fill}
+                @change=${(e: Event) => set({ fill: (e.target as HTMLInputElement).value })}
+              />
+              <label for="shape-fill-z" title="Paint order; below 0 the fill lies beneath the cells">z</label>
+              ${zInput("shape-fill-z", s.fill_z ?? 0, off, (z) => set({ fill_z: z }))}
+            </div>
+            <label>Fill alpha ${(s.fill_alpha ?? 0.25).toFixed(2)}</label>
+            <input
+              type="range"
+              min="0"
+              max="1"
+              step="0.05"
+              data-testid="shape-fill-alpha"
+              ?disabled=${off}
+              .value=${String(s.fill_alpha ?? 0.25)}
+              @input=${(e: Event) => set({ fill_alpha: Number((e.target as HTMLInputElement).value) })}
+            />`
+        : nothing
+    }`;
 }

@@ -9,17 +9,18 @@
  * canvas, so the deck gets no drag (pan is suppressed); wheel events are handed on to the deck so
  * zooming still works. In select mode only the shapes and handles take the pointer.
  */
+import type { Layer } from "@deck.gl/core";
 import { css, html, LitElement, nothing, type PropertyValues, svg, type TemplateResult } from "lit";
 import type { CanvasBase } from "../../canvas-base.js";
 import type { CanvasKind, DrawController } from "./draw-controller.js";
 import { DEFAULT_STROKE } from "./draw-controller.js";
 import "./points-transform-dialog.js";
 import { mid, type Pt, rotateAbout, type Shape, shapeOutline, translated } from "./shape-geometry.js";
+import { arrowedPath, dashPattern, paintOrder, type ShapePart } from "./shape-style.js";
+import { underlayLayers } from "./shape-underlay.js";
 
 /** A pointer press shorter than this many px is a click. */
 const CLICK_PX = 4;
-/** Fill opacity of filled shapes and regions (client.md 10.3: alpha 0.25). */
-const FILL_ALPHA = 0.25;
 
 /** A drag in progress. */
 type Drag =
@@ -98,6 +99,7 @@ export class CanvasOverlay extends LitElement {
   private canvasEl: CanvasBase | null = null;
   private drag: Drag | null = null;
   private lastCamera = "";
+  private underlayKey = "";
 
   private readonly onChange = () => this.requestUpdate();
   private readonly onView = () => {
@@ -145,6 +147,7 @@ export class CanvasOverlay extends LitElement {
     this.canvasEl?.removeEventListener("edit-points-transform", this.onEditTransform);
     this.controller?.removeEventListener("change", this.onChange);
     if (this.controller?.canvas(this.kind) === this.canvasEl) this.controller?.attach(this.kind, null);
+    if (this.underlayKey) this.syncUnderlay([]);
     this.canvasEl = null;
   }
 
@@ -158,7 +161,8 @@ export class CanvasOverlay extends LitElement {
       }
     }
     const c = this.controller;
-    if (c && (changed.has("dataKey") || changed.has("controller"))) {
+    // `watch` too: the serverless viewer's shapes come from its source, set with the app's state.
+    if (c && (changed.has("dataKey") || changed.has("controller") || changed.has("watch"))) {
       if (this.kind === "spatial") void c.syncShapes(this.dataKey);
       void c.syncRegionSets(this.dataKey);
     }
@@ -358,7 +362,13 @@ export class CanvasOverlay extends LitElement {
 
   // ------------------------------------------------------------------------------------- rendering
 
-  private renderShape(s: Shape, live: boolean, selected: boolean): TemplateResult {
+  /**
+   * One painted part of a shape (its fill or its stroke, client.md 10.3), in paint order. The stroke
+   * part carries `data-shape` (the shape's element for tests and picking), the fill `data-shape-fill`.
+   * A part beneath the cells (z < 0) is painted by the canvas's deck; here it is only a transparent
+   * target for the pointer (`hitOnly`).
+   */
+  private renderPart(s: Shape, part: "fill" | "stroke", live: boolean, selected: boolean, hitOnly: boolean) {
     const { points, closed } = shapeOutline(s);
     const stroke = s.color;
     const width = s.stroke_width;
@@ -377,23 +387,45 @@ export class CanvasOverlay extends LitElement {
         @pointerdown=${live ? down : null}>${s.text ?? ""}</text>`;
     }
     const d = this.pts(points);
-    const fill = closed && s.fill ? s.fill : "none";
-    const marker = s.kind === "arrow" ? `url(#arrow-${s.id})` : "";
-    const body = closed
-      ? svg`<polygon points=${d} fill=${fill} fill-opacity=${FILL_ALPHA} stroke=${stroke} stroke-width=${width}></polygon>`
-      : svg`<polyline points=${d} fill="none" stroke=${stroke} stroke-width=${width} marker-end=${marker}></polyline>`;
+    if (part === "fill") {
+      return svg`<polygon class="shape" data-shape-fill=${s.id} data-z=${s.fill_z} points=${d}
+        fill=${hitOnly ? "transparent" : (s.fill ?? stroke)} fill-opacity=${hitOnly ? 0 : s.fill_alpha} stroke="none"
+        @pointerdown=${live ? down : null}></polygon>`;
+    }
     // A wide transparent stroke makes thin lines easy to pick.
     const hit = closed
       ? svg`<polygon class="hit" points=${d} fill="none" stroke="transparent" stroke-width=${width + 10}></polygon>`
       : svg`<polyline class="hit" points=${d} fill="none" stroke="transparent" stroke-width=${width + 10}></polyline>`;
-    return svg`<g class="shape" data-shape=${s.id} data-kind=${s.kind} @pointerdown=${live ? down : null}>
-      ${
-        s.kind === "arrow"
-          ? svg`<defs><marker id=${`arrow-${s.id}`} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill=${stroke}></path></marker></defs>`
-          : nothing
+    const head = (h: Pt[]) =>
+      svg`<polygon class="arrow-head" points=${h.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" ")} fill=${stroke}></polygon>`;
+    let body: TemplateResult | typeof nothing = nothing;
+    if (!hitOnly) {
+      const dash = dashPattern(s.dash, width);
+      const dasharray = dash ? dash.map((v) => v.toFixed(1)).join(" ") : nothing;
+      const cap = s.dash === "dotted" ? "round" : "butt";
+      if (closed)
+        body = svg`<polygon points=${d} fill="none" stroke=${stroke} stroke-width=${width}
+          stroke-dasharray=${dasharray} stroke-linecap=${cap}></polygon>`;
+      else {
+        const screen = points.map((p) => this.proj(p)).filter((q): q is Pt => q !== null);
+        const { path, heads } = arrowedPath(screen, s);
+        body = svg`<polyline points=${path.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" ")}
+          fill="none" stroke=${stroke} stroke-width=${width} stroke-dasharray=${dasharray}
+          stroke-linecap=${cap} stroke-linejoin="round"></polyline>${heads.map(head)}`;
       }
-      ${body}${hit}
-    </g>`;
+    }
+    return svg`<g class="shape" data-shape=${s.id} data-kind=${s.kind} data-z=${s.stroke_z}
+      data-under=${hitOnly ? "1" : nothing} @pointerdown=${live ? down : null}>${body}${hit}</g>`;
+  }
+
+  /** Send the parts beneath the cells to the spatial canvas's deck (rebuilt when they or the zoom change). */
+  private syncUnderlay(below: readonly ShapePart[]): void {
+    const cv = this.canvasEl as (CanvasBase & { setUnderlay?: (l: Layer[]) => void }) | null;
+    if (!cv?.setUnderlay) return;
+    const key = below.length ? JSON.stringify([below.map((p) => [p.shape, p.part]), cv.scale]) : "";
+    if (key === this.underlayKey) return;
+    this.underlayKey = key;
+    cv.setUnderlay(below.length ? underlayLayers(below, cv) : []);
   }
 
   private renderHandles(s: Shape): TemplateResult {
@@ -482,6 +514,8 @@ export class CanvasOverlay extends LitElement {
     const shapes = this.kind === "spatial" ? c.shapes : [];
     const selected = live ? shapes.find((s) => s.id === c.selectedId) : undefined;
     const hint = c.tab && (c.tab !== "annotations" || this.kind === "spatial") ? c.hint : null;
+    const { below, above } = paintOrder(shapes);
+    if (this.kind === "spatial") this.syncUnderlay(below);
     return html`
       <svg
         class=${live ? "live" : ""}
@@ -500,7 +534,8 @@ export class CanvasOverlay extends LitElement {
                 @wheel=${(e: WheelEvent) => this.forwardWheel(e)}></rect>`
             : nothing
         }
-        ${shapes.map((s) => this.renderShape(s, live, s.id === selected?.id))}
+        ${below.map((p) => this.renderPart(p.shape, p.part, live, false, true))}
+        ${above.map((p) => this.renderPart(p.shape, p.part, live, p.shape.id === selected?.id, false))}
         ${selected ? this.renderHandles(selected) : nothing}
         ${this.renderDrawing()} ${this.renderDraft()}
       </svg>

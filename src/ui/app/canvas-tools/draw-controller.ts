@@ -9,7 +9,7 @@
  */
 import { selectInPolygons } from "../../../sdk/data/polygon-select.js";
 import type { CanvasBase } from "../../canvas-base.js";
-import type { SourceFields } from "../../data-source.js";
+import type { DataSource, SourceFields } from "../../data-source.js";
 import { type ApiClient, ApiError } from "../../http.js";
 import { centroid, type Pt, rowsInScreenRings, type Shape, type ShapeKind, span } from "./shape-geometry.js";
 
@@ -44,6 +44,8 @@ export interface DrawHost {
   /** Whether this browser may change the current session (holds or may take the lock). */
   readonly canEdit: boolean;
   readonly mode: string;
+  /** Where the canvases read from; outside live mode the shapes come from it (read-only). */
+  readonly source?: DataSource | null;
   readonly myPublic: string;
   readonly presence: {
     sessions: Record<string, { lock?: { client_id: string; name: string } | null; viewers: string[] }>;
@@ -445,6 +447,7 @@ export class DrawController extends EventTarget {
 
   /** Re-read the shape annotations when the session or its data versions changed. */
   async syncShapes(dataKey: string, force = false): Promise<void> {
+    if (this.host.mode !== "live") return this.syncSourceShapes();
     this.checkSession();
     const sid = this.host.currentId;
     const key = `${sid}|${dataKey}`;
@@ -473,24 +476,46 @@ export class DrawController extends EventTarget {
     }
   }
 
+  /**
+   * The serverless viewer's shapes: read once per source from the checkpoint (client.md 10.3: they
+   * show on every viewer's canvas), never edited.
+   */
+  private async syncSourceShapes(): Promise<void> {
+    const src = this.host.source;
+    const key = `source|${src?.id ?? ""}`;
+    if (key === this.shapesKey) return;
+    this.shapesKey = key;
+    let shapes: Shape[] = [];
+    try {
+      shapes = (await src?.getShapeAnnotations?.()) ?? [];
+    } catch (e) {
+      this.host.toast("error", `Could not read the shape annotations: ${(e as Error).message}`);
+    }
+    if (this.host.source !== src) return;
+    this.shapes = shapes;
+    this.changed();
+  }
+
   /** `POST …/shape-annotations`; the new shape is selected once the job has run. */
-  async createShape(body: {
-    kind: ShapeKind;
-    points: Pt[];
-    text?: string | null;
-    color?: string;
-    fill?: string | null;
-    stroke_width?: number;
-    font_size?: number;
-  }): Promise<string | null> {
+  async createShape(
+    body: { kind: ShapeKind; points: Pt[] } & Partial<Omit<Shape, "id" | "kind" | "points">>,
+  ): Promise<string | null> {
     const path = this.path("/shape-annotations");
     if (!path) return null;
+    // client.md 10.3's defaults (the server fills the same ones), so the editor shows every field at once.
     const shape = {
       text: null,
       color: DEFAULT_STROKE,
       fill: null,
       stroke_width: 2,
       font_size: 16,
+      dash: "solid" as const,
+      arrow_start: false,
+      arrow_end: body.kind === "arrow",
+      arrow_size: 12,
+      stroke_z: 1,
+      fill_alpha: 0.25,
+      fill_z: 0,
       ...body,
     };
     try {
