@@ -211,6 +211,55 @@ function axpy(alpha: number, x: Float64Array, y: Float64Array): void {
   for (let i = 0; i < x.length; i++) y[i]! += alpha * x[i]!;
 }
 
+/**
+ * out[i] = vs[i] · w for every vector of `vs`, four vectors per pass over w (a Krylov basis is tens of
+ * vectors of n values: one pass per vector read w as often as the vectors, four per pass a quarter).
+ */
+function dotMany(vs: readonly Float64Array[], w: Float64Array, out: Float64Array): void {
+  const n = w.length;
+  let i = 0;
+  for (; i + 4 <= vs.length; i += 4) {
+    const a = vs[i]!;
+    const b = vs[i + 1]!;
+    const c = vs[i + 2]!;
+    const d = vs[i + 3]!;
+    let sa = 0;
+    let sb = 0;
+    let sc = 0;
+    let sd = 0;
+    for (let k = 0; k < n; k++) {
+      const x = w[k]!;
+      sa += a[k]! * x;
+      sb += b[k]! * x;
+      sc += c[k]! * x;
+      sd += d[k]! * x;
+    }
+    out[i] = sa;
+    out[i + 1] = sb;
+    out[i + 2] = sc;
+    out[i + 3] = sd;
+  }
+  for (; i < vs.length; i++) out[i] = dot(vs[i]!, w);
+}
+
+/** y += Σ coef[i] · vs[i], four vectors per pass over y (see `dotMany`). */
+function axpyMany(coef: Float64Array, vs: readonly Float64Array[], y: Float64Array): void {
+  const n = y.length;
+  let i = 0;
+  for (; i + 4 <= vs.length; i += 4) {
+    const a = vs[i]!;
+    const b = vs[i + 1]!;
+    const c = vs[i + 2]!;
+    const d = vs[i + 3]!;
+    const ca = coef[i]!;
+    const cb = coef[i + 1]!;
+    const cc = coef[i + 2]!;
+    const cd = coef[i + 3]!;
+    for (let k = 0; k < n; k++) y[k] = y[k]! + ca * a[k]! + cb * b[k]! + cc * c[k]! + cd * d[k]!;
+  }
+  for (; i < vs.length; i++) axpy(coef[i]!, vs[i]!, y);
+}
+
 /** Options of {@link topEigenpairs}. */
 export interface EigenOptions {
   /** Orthonormal vectors whose span is excluded (known eigenvectors). */
@@ -282,18 +331,20 @@ function krylovSchur(
   const V: Float64Array[] = [];
   const H = new Float64Array((m + 1) * (m + 1)); // H[i * (m + 1) + j]
   const h = (i: number, j: number) => i * (m + 1) + j;
-  // Gram–Schmidt against the deflated vectors and the basis; a second pass only when the first
-  // cancelled most of the vector (Daniel–Gragg–Kaufman–Stewart), which keeps the basis orthogonal
-  // to working precision at about half the cost of always repeating.
+  // Classical Gram–Schmidt against the deflated vectors and the basis (every coefficient from the
+  // same w, so four vectors share a pass over it: `dotMany`, `axpyMany`); a second pass only when the
+  // first cancelled most of the vector (Daniel–Gragg–Kaufman–Stewart), which keeps the basis
+  // orthogonal to working precision at about half the cost of always repeating.
+  const against = new Float64Array(deflate.length + m + 1);
   const orthogonalise = (w: Float64Array, upto: number, coeffs?: Float64Array): void => {
     const before = Math.sqrt(dot(w, w));
+    const vs = [...deflate, ...V.slice(0, upto)];
+    const c = against.subarray(0, vs.length);
     for (let pass = 0; pass < 2; pass++) {
-      for (const d of deflate) axpy(-dot(d, w), d, w);
-      for (let i = 0; i < upto; i++) {
-        const c = dot(V[i]!, w);
-        if (coeffs) coeffs[i]! += c;
-        axpy(-c, V[i]!, w);
-      }
+      dotMany(vs, w, c);
+      if (coeffs) for (let i = 0; i < upto; i++) coeffs[i]! += c[deflate.length + i];
+      for (let i = 0; i < c.length; i++) c[i] = -c[i]!;
+      axpyMany(c, vs, w);
       if (pass === 0 && Math.sqrt(dot(w, w)) > Math.SQRT1_2 * before) break;
     }
   };
@@ -349,9 +400,12 @@ function krylovSchur(
     // Thick restart: keep p Ritz vectors, continue from the residual direction.
     const p = Math.min(m - 1, nev + Math.max(1, Math.floor((m - nev) / 2)));
     const kept: Float64Array[] = [];
+    const basis = V.slice(0, m);
+    const col = new Float64Array(m);
     for (let i = 0; i < p; i++) {
       const y = new Float64Array(n);
-      for (let j = 0; j < m; j++) axpy(S[j * m + i]!, V[j]!, y);
+      for (let j = 0; j < m; j++) col[j] = S[j * m + i]!;
+      axpyMany(col, basis, y);
       kept.push(y);
     }
     const residualVector = V[m]!;
@@ -432,13 +486,17 @@ function spectralConnected(g: CsrGraph, dim: number, rng: Rng, signal?: AbortSig
     for (let i = 0; i < n; i++) for (let d = 0; d < dim; d++) out[i * dim + d] = vectors[i * n + d + 1] ?? 0;
     return out;
   }
-  const scaled = new Float64Array(n);
+  // D^-½ W D^-½ once: each product is then one multiply-add per stored weight.
+  const { indptr, indices } = g;
+  const wn = new Float64Array(indices.length);
+  for (let i = 0; i < n; i++)
+    for (let k = indptr[i]!; k < indptr[i + 1]!; k++)
+      wn[k] = g.weights[k]! * invSqrt[i]! * invSqrt[indices[k]!]!;
   const matvec = (x: Float64Array, y: Float64Array) => {
-    for (let i = 0; i < n; i++) scaled[i] = x[i]! * invSqrt[i]!;
     for (let i = 0; i < n; i++) {
       let s = 0;
-      for (let k = g.indptr[i]!; k < g.indptr[i + 1]!; k++) s += g.weights[k]! * scaled[g.indices[k]!]!;
-      y[i] = s * invSqrt[i]!;
+      for (let k = indptr[i]!, end = indptr[i + 1]!; k < end; k++) s += wn[k]! * x[indices[k]!]!;
+      y[i] = s;
     }
   };
   // The largest eigenvalues of D^-½ W D^-½ are the smallest of the Laplacian; the top one (1, √deg) is known.
