@@ -3,8 +3,9 @@
  * parts (`points.parquet/part.0.parquet … part.N.parquet`), read into a DataFrame whose index comes
  * from pandas' metadata (`__null_dask_index__`, `__index_level_0__`, a named index or a RangeIndex).
  */
-import { type StringArray, strings } from "../../data/arrays.js";
+import { numberAt, type StringArray, strings, type TypedArray } from "../../data/arrays.js";
 import { type Column, columnValue, type DataFrame, dataFrame } from "../../data/dataframe.js";
+import { rangeStrings } from "../../data/lazy-strings.js";
 import { type BinaryColumn, columnInfos, type ParquetColumnValue, readParquetColumns } from "./columns.js";
 import { type PandasMetadata, type ParquetColumnInfo, parsePandasMetadata } from "./schema.js";
 import { type ByteStore, type ParquetSource, probeParquet, storeKey } from "./source.js";
@@ -153,6 +154,10 @@ function buildIndex(ds: ParquetDataset, idx: IndexSource, col: ParquetColumnValu
   if (col) {
     if (col.kind === "string") return col;
     if (col.kind === "binary") throw new Error(`${ds.key}: index column "${idx.column}" holds raw bytes`);
+    // An integer index evenly spaced (dask's `__null_dask_index__` 0 … n−1 for points) is a range:
+    // no string per row.
+    const even = col.kind === "dense" && col.dtype !== "bool" ? evenlySpaced(col.data) : null;
+    if (even) return rangeStrings(n, even.start, even.step);
     const out = new Array<string | null>(n);
     for (let i = 0; i < n; i++) {
       const v = columnValue(col, i);
@@ -162,5 +167,15 @@ function buildIndex(ds: ParquetDataset, idx: IndexSource, col: ParquetColumnValu
   }
   const start = idx.range?.start ?? 0;
   const step = idx.range?.step ?? 1;
-  return strings(Array.from({ length: n }, (_, i) => String(start + i * step)));
+  return rangeStrings(n, start, step);
+}
+
+/** `start` and `step` of integer values `start + i·step` (exact below 2^53), else null. */
+function evenlySpaced(data: TypedArray): { start: number; step: number } | null {
+  if (data instanceof Float32Array || data instanceof Float64Array || data.length === 0) return null;
+  const start = numberAt(data, 0);
+  const step = data.length > 1 ? numberAt(data, 1) - start : 1;
+  if (step <= 0 || !Number.isSafeInteger(start + step * (data.length - 1))) return null;
+  for (let i = 1; i < data.length; i++) if (numberAt(data, i) !== start + i * step) return null;
+  return { start, step };
 }

@@ -227,6 +227,20 @@ function integerIndex(values: readonly (string | null)[]): BigInt64Array | undef
   return out;
 }
 
+/** `start + i·step` for i < n as int64 (written as 32-bit halves: no BigInt per row). */
+function rangeInts(n: number, start: number, step: number): BigInt64Array {
+  const out = new BigInt64Array(n);
+  const half = new Uint32Array(out.buffer);
+  const little = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+  for (let i = 0; i < n; i++) {
+    const v = start + i * step;
+    const hi = Math.floor(v / 2 ** 32);
+    half[2 * i + (little ? 0 : 1)] = v - hi * 2 ** 32;
+    half[2 * i + (little ? 1 : 0)] = hi;
+  }
+  return out;
+}
+
 function isRange(values: readonly (string | null)[]): boolean {
   for (let i = 0; i < values.length; i++) if (values[i] !== String(i)) return false;
   return true;
@@ -266,12 +280,16 @@ export function writeFrameParquet(frame: DataFrame, options: FrameWriteOptions):
   }
   for (const name of frame.columnOrder) prepared.push(prepareColumn(name, frame.columns[name]!));
 
-  // Index.
-  const labels = frame.index.values;
+  // Index. A range-backed index (`lazy-strings.ts`) is written from its start and step, never as strings.
+  const range = frame.index.backing?.kind === "range" ? frame.index.backing : null;
   const named = frame.indexName !== "_index" && frame.indexName !== "";
   const indexColumns: unknown[] = [];
   let indexName: string | null = named ? frame.indexName : null;
-  if (options.index === "pandas" && !named && isRange(labels)) {
+  if (
+    options.index === "pandas" &&
+    !named &&
+    (range ? range.start === 0 && range.step === 1 : isRange(frame.index.values))
+  ) {
     indexColumns.push({ kind: "range", name: null, start: 0, stop: n, step: 1 });
   } else {
     const colName = named
@@ -279,7 +297,7 @@ export function writeFrameParquet(frame: DataFrame, options: FrameWriteOptions):
       : options.index === "pandas"
         ? "__index_level_0__"
         : options.index.column;
-    const ints = integerIndex(labels);
+    const ints = range ? rangeInts(n, range.start, range.step) : integerIndex(frame.index.values);
     prepared.push({
       element: ints
         ? { name: colName, type: "INT64", repetition_type: "OPTIONAL" }
@@ -290,7 +308,7 @@ export function writeFrameParquet(frame: DataFrame, options: FrameWriteOptions):
             logical_type: { type: "STRING" },
             repetition_type: "OPTIONAL",
           },
-      data: ints ?? (labels as (string | null)[]),
+      data: ints ?? (frame.index.values as (string | null)[]),
       pandasType: ints ? "int64" : "unicode",
       numpyType: ints ? "int64" : "object",
       metadata: null,

@@ -1,7 +1,8 @@
 /** What every vendor reader shares: the result shape, progress/log callbacks, region tables and circles. */
-import { dense, strings } from "../../data/arrays.js";
-import { type Column, dataFrame, withColumn } from "../../data/dataframe.js";
+import { dense, type StringArray, strings } from "../../data/arrays.js";
+import { type Column, dataFrame, nRows, withColumn } from "../../data/dataframe.js";
 import type { ShapesElement } from "../../data/elements.js";
+import { rangeStrings, stringCount } from "../../data/lazy-strings.js";
 import type { SpatialData } from "../../data/spatialdata.js";
 import { makeTable, type Table } from "../../data/table.js";
 import type { Transformation } from "../../data/transforms.js";
@@ -51,7 +52,7 @@ export function regionTable(
   instanceIds: Column,
   spatial: ReturnType<typeof xyMatrix> | null,
 ): Table {
-  let obs = withColumn(table.obs, "region", constantCategorical(region, table.obs.index.values.length));
+  let obs = withColumn(table.obs, "region", constantCategorical(region, nRows(table.obs)));
   if (!(instanceKey in obs.columns)) obs = withColumn(obs, instanceKey, instanceIds);
   return makeTable({
     X: table.X,
@@ -65,14 +66,15 @@ export function regionTable(
 /** A circles shapes element: centres `x,y`, radii, an index of instance ids. */
 export function circles(
   name: string,
-  ids: readonly string[],
+  ids: readonly string[] | StringArray,
   x: ArrayLike<number>,
   y: ArrayLike<number>,
   radius: Float64Array,
   transformations: Record<string, Transformation>,
 ): ShapesElement {
-  const coords = new Float64Array(ids.length * 2);
-  for (let i = 0; i < ids.length; i++) {
+  const n = Array.isArray(ids) ? ids.length : stringCount(ids as StringArray);
+  const coords = new Float64Array(n * 2);
+  for (let i = 0; i < n; i++) {
     coords[2 * i] = x[i]!;
     coords[2 * i + 1] = y[i]!;
   }
@@ -85,7 +87,10 @@ export function circles(
   };
 }
 
-/** `0 … n-1` as strings (an integer index written as text). */
-export function rangeIds(n: number): string[] {
-  return Array.from({ length: n }, (_, i) => String(i));
+/**
+ * `0 … n-1` as a string index (pandas' RangeIndex, written as integers): a range-backed array, no
+ * string per row (50 M transcripts would otherwise be 50 M strings).
+ */
+export function rangeIds(n: number): StringArray {
+  return rangeStrings(n);
 }

@@ -83,36 +83,5 @@ export async function readOffThread(
     },
   )) as WorkerReadResult;
   hooks.signal?.throwIfAborted();
-  const sdata = await restoreRangeIndexes(out.sdata, out.rangeIndexes ?? {}, hooks.signal);
-  return { sdata: await reopenImages(sdata, out.images), format: out.format };
-}
-
-/** Index values built per slice before the event loop gets a turn. */
-const SLICE = 200_000;
-
-/**
- * The `0 … n−1` indexes the worker left out (see `WorkerReadResult.rangeIndexes`), rebuilt a slice at
- * a time with a turn of the event loop between slices, so other requests are answered meanwhile.
- */
-async function restoreRangeIndexes(
-  sdata: SpatialData,
-  lengths: Record<string, number>,
-  signal?: AbortSignal,
-): Promise<SpatialData> {
-  const names = Object.keys(lengths).filter((n) => sdata.points[n]);
-  if (!names.length) return sdata;
-  const points = { ...sdata.points };
-  for (const name of names) {
-    const n = lengths[name]!;
-    const values = new Array<string>(n);
-    for (let s = 0; s < n; s += SLICE) {
-      const e = Math.min(n, s + SLICE);
-      for (let i = s; i < e; i++) values[i] = String(i);
-      await new Promise<void>((r) => setImmediate(r));
-      signal?.throwIfAborted();
-    }
-    const p = points[name]!;
-    points[name] = { ...p, frame: { ...p.frame, index: { kind: "string", shape: [n], values } } };
-  }
-  return { ...sdata, points };
+  return { sdata: await reopenImages(out.sdata, out.images), format: out.format };
 }

@@ -2,7 +2,9 @@
  * The job-worker side of reading an instrument folder off the main thread (see `off-thread.ts`): a
  * pool operation that parses the folder — by recognition, or through a named reader operation — and
  * returns the object with its images' recipes. Tables, shapes and points come back as transferred
- * typed arrays (`packResult`), images as markers the main thread reopens from their recipes.
+ * typed arrays (`packResult`), string indexes as their backing (a points frame's `0 … n−1` index as two
+ * numbers, cell ids as packed UTF-8: no string per row on the main thread), images as markers the main
+ * thread reopens from their recipes.
  */
 import { threadId } from "node:worker_threads";
 import type { SpatialData } from "../../data/spatialdata.js";
@@ -29,32 +31,6 @@ export interface WorkerReadResult {
   readonly images: ImageRecipes;
   /** The format or reader that read it (`xenium`, `io.xenium`). */
   readonly format: string;
-  /**
-   * Points elements whose index was `0 … n−1`, sent without it (name → n): millions of strings would
-   * cross packed and be decoded on the main thread in one block; it rebuilds them in slices instead.
-   */
-  readonly rangeIndexes: Record<string, number>;
-}
-
-/** Points frames at least this long have a `0 … n−1` index sent as its length only. */
-const RANGE_INDEX_MIN = 1_000;
-
-/** `sdata` with the range indexes of its large points frames taken out, and their lengths. */
-function stripRangeIndexes(sdata: SpatialData): { sdata: SpatialData; rangeIndexes: Record<string, number> } {
-  const rangeIndexes: Record<string, number> = {};
-  const points = { ...sdata.points };
-  for (const [name, p] of Object.entries(points)) {
-    const v = p.frame.index.values;
-    if (v.length < RANGE_INDEX_MIN) continue;
-    let range = true;
-    for (let i = 0; i < v.length && range; i++) range = v[i] === String(i);
-    if (!range) continue;
-    rangeIndexes[name] = v.length;
-    points[name] = { ...p, frame: { ...p.frame, index: { kind: "string", shape: [0], values: [] } } };
-  }
-  return Object.keys(rangeIndexes).length
-    ? { sdata: { ...sdata, points }, rangeIndexes }
-    : { sdata, rangeIndexes };
 }
 
 /** This module's URL: what the main thread names as the task's module. */
@@ -77,7 +53,7 @@ export async function readInWorker(
     const r = await readVendorFolder(p.path, report);
     for (const w of r.warnings) ctx.log(`warning: ${w}`);
     return {
-      ...stripRangeIndexes(r.sdata),
+      sdata: r.sdata,
       images: r.images ?? {},
       format: r.sdata.source?.format ?? r.reader,
     };
@@ -86,5 +62,5 @@ export async function readInWorker(
   const fn = mod[p.op.export];
   if (typeof fn !== "function") throw new Error(`${p.op.name}: module has no export "${p.op.export}"`);
   const sdata = (await fn(_sd, p.params, ctx)) as SpatialData;
-  return { ...stripRangeIndexes(sdata), images: recipesOf(sdata), format: p.op.name };
+  return { sdata, images: recipesOf(sdata), format: p.op.name };
 }

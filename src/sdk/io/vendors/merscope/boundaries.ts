@@ -10,7 +10,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { strings } from "../../../data/arrays.js";
-import { dataFrame } from "../../../data/dataframe.js";
+import { dataFrame, nRows } from "../../../data/dataframe.js";
 import type { Geometry, ShapesElement } from "../../../data/elements.js";
 import { geometryRows } from "../../../data/subset.js";
 import type { Transformation } from "../../../data/transforms.js";
@@ -78,7 +78,7 @@ export async function readMerscopeBoundaries(
     }
     const fc: FileColumns = {
       file: parquet,
-      nRows: r.frame.index.values.length,
+      nRows: nRows(r.frame),
       order: r.frame.columnOrder,
       columns: r.frame.columns,
     };

@@ -8,8 +8,9 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { strings } from "../../../data/arrays.js";
-import { dataFrame, withColumn } from "../../../data/dataframe.js";
+import { dataFrame, nRows, withColumn } from "../../../data/dataframe.js";
 import type { ImageElement, ShapesElement } from "../../../data/elements.js";
+import { rangeStrings } from "../../../data/lazy-strings.js";
 import { makeSpatialData } from "../../../data/spatialdata.js";
 import { makeTable, type Table } from "../../../data/table.js";
 import { DataError } from "../../data-error.js";
@@ -58,7 +59,7 @@ function squares(name: string, centers: Float64Array, side: number, cs: string):
       geomOffsets: Int32Array.from({ length: n + 1 }, (_, i) => i),
       ringOffsets: Int32Array.from({ length: n + 1 }, (_, i) => i * 5),
     },
-    frame: dataFrame(strings(Array.from({ length: n }, (_, i) => String(i))), {}, "_index"),
+    frame: dataFrame(rangeStrings(n), {}, "_index"),
   };
 }
 
@@ -90,7 +91,7 @@ export async function readVisiumHd(
       : binSf.spot_diameter_fullres;
     const region = `${id}_${b.name}`;
     const t = r.sdata.tables.table!;
-    const obs = withColumn(t.obs, "region", constantCategorical(region, t.obs.index.values.length));
+    const obs = withColumn(t.obs, "region", constantCategorical(region, nRows(t.obs)));
     tables[b.name] = makeTable({
       X: t.X,
       obs,
@@ -99,7 +100,7 @@ export async function readVisiumHd(
       annotation: { region, regionKey: "region", instanceKey: "spot_id" },
     });
     shapes[region] = squares(region, (t.obsm.spatial as { data: Float64Array }).data, side, id);
-    report.log?.(`${b.name}: ${t.obs.index.values.length} bins, side ${side.toFixed(3)} px`);
+    report.log?.(`${b.name}: ${nRows(t.obs)} bins, side ${side.toFixed(3)} px`);
   }
   const images: Record<string, ImageElement> = {};
   const recipes: ImageRecipes = {};

@@ -6,7 +6,7 @@
  * transcript), and the morphology OME-TIFFs placed with the micron size of a pixel.
  */
 import { allocArray, type DType, dense, strings, type TypedArray } from "../../../data/arrays.js";
-import { type Column, dataFrame } from "../../../data/dataframe.js";
+import { type Column, dataFrame, nRows } from "../../../data/dataframe.js";
 import type { ImageElement, PointsElement, ShapesElement } from "../../../data/elements.js";
 import { makeSpatialData } from "../../../data/spatialdata.js";
 import { makeTable, obsNames, type Table } from "../../../data/table.js";
@@ -215,7 +215,7 @@ export async function readXenium(
     dense(Int32Array.from({ length: n }, (_, i) => i)),
     xyMatrix(meta.x, meta.y),
   );
-  report.log?.(`${n} cells, ${table.var.index.values.length} genes`);
+  report.log?.(`${n} cells, ${nRows(table.var)} genes`);
 
   const shapes: Record<string, ShapesElement> = {};
   if (opts.cells_as_circles !== false) {
