@@ -7,7 +7,6 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { strings } from "../../../data/arrays.js";
 import { dataFrame, nRows, withColumn } from "../../../data/dataframe.js";
 import type { ImageElement, ShapesElement } from "../../../data/elements.js";
 import { rangeStrings } from "../../../data/lazy-strings.js";
