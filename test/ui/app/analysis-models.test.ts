@@ -10,11 +10,13 @@ import {
   blockingLabel,
   cancellable,
   deletable,
+  drivingJob,
   duration,
   elapsed,
 } from "../../../src/ui/app/analysis/history-model.js";
 import { recipeFormEntry } from "../../../src/ui/app/analysis/recipe-model.js";
 import {
+  displayedObsmSlots,
   fileNamePreview,
   formatMb,
   fullSelection,
@@ -180,5 +182,45 @@ describe("recipe form entry", () => {
     expect(widgetOf(e.json_schema.properties!.col!, e.ui_schema.col)).toBe("obs_categorical");
     expect(widgetOf(e.json_schema.properties!.res!, e.ui_schema.res)).toBe("number");
     expect(e.ui_schema.col!.tooltip).toBe("the column");
+  });
+});
+
+describe("displays → locked obsm slots, redraw jobs", () => {
+  it("locks the obsm keys displays draw from (spatial coords, embedding key), not other tables' or bad paths", () => {
+    const d = (type: string, encoding: Record<string, unknown>) =>
+      ({ id: type, type, encoding, viewport: { target: [], zoom: 0 } }) as never;
+    expect(
+      [
+        ...displayedObsmSlots([
+          d("spatial_canvas", { coords: "obsm:spatial" }),
+          d("embedding_canvas", { obsm_key: "X_umap" }),
+          d("embedding_canvas", { obsm_key: "obsm:X_pca" }),
+          d("spatial_canvas", { coords: "tables:other:obsm:spatial" }),
+          d("spatial_canvas", { coords: "not a path::" }),
+        ]),
+      ].sort(),
+    ).toEqual(["obsm/X_pca", "obsm/X_umap", "obsm/spatial"]);
+    expect(displayedObsmSlots([]).size).toBe(0);
+  });
+
+  it("finds the job driving a running plot: the queue's running job of the same function", () => {
+    const plot = {
+      id: "p1",
+      namespace: "pl",
+      function: "umap",
+      status: "running",
+      params: {},
+      references: [],
+    };
+    const q = (job_id: string, status: string, fn: string) => ({
+      job_id,
+      status,
+      descriptor: { namespace: "pl", function: fn },
+    });
+    expect(drivingJob(plot as never, [q("j0", "running", "umap"), q("j1", "queued", "umap")])).toBe("j0");
+    expect(drivingJob(plot as never, [q("j0", "running", "spatial")])).toBeNull();
+    expect(drivingJob({ ...plot, status: "drawn" } as never, [q("j0", "running", "umap")])).toBeNull();
+    // A first draw's job is the plot's own id (its log is found under it already).
+    expect(drivingJob(plot as never, [q("p1", "running", "umap")])).toBeNull();
   });
 });

@@ -7,9 +7,11 @@
  * (a queued job; the frame's overlay shows it) and closes. Fires `close`.
  */
 import { html, LitElement, nothing, type TemplateResult } from "lit";
+import type { DisplaySpec } from "../../../sdk/io/checkpoint/app-state.js";
 import { type AppHost, editBlockedReason, type PanelSessionState, sessionPath } from "./host.js";
 import { modal } from "./modal.js";
 import {
+  displayedObsmSlots,
   FACETS,
   type Facet,
   fileNamePreview,
@@ -88,11 +90,20 @@ export class TesseraSaveDialog extends LitElement {
     void this.load();
   }
 
+  /** obsm slots of the active table a display draws from (locked in the checklist). */
+  private drawn = new Set<string>();
+
   private async load(): Promise<void> {
     const sid = this.app?.currentId;
     if (!sid || !this.app) return;
     try {
-      this.inv = await this.app.api.json<SizedInventory>(sessionPath(sid, "/elements?sizes=1"));
+      const [inv, st] = await Promise.all([
+        this.app.api.json<SizedInventory>(sessionPath(sid, "/elements?sizes=1")),
+        // The displays as the server holds them now (display edits do not re-read the session state).
+        this.app.api.json<{ app_state: { displays: DisplaySpec[] } }>(sessionPath(sid)),
+      ]);
+      this.drawn = displayedObsmSlots(st.app_state.displays);
+      this.inv = inv;
     } catch (e) {
       this.error = `Could not list the elements: ${(e as Error).message}`;
     }
@@ -193,11 +204,12 @@ export class TesseraSaveDialog extends LitElement {
 
   private renderSlots(t: SizedInventory["tables"][number]): TemplateResult {
     const drop = this.sel.droppedSlots[t.name] ?? new Set<string>();
+    const drawn = t.active ? this.drawn : new Set<string>();
     return html`<details class="sslots"><summary class="muted">Slots (${t.slots!.length - drop.size} of ${t.slots!.length})</summary>
       ${t.slots!.map(
         (s) => html`<label class="sslot" data-slot=${`${t.name}:${s.path}`}>
-          <input type="checkbox" .checked=${!drop.has(s.path)} ?disabled=${s.required}
-            title=${s.required ? "Required (obs, var, uns, or an obsm key a display draws)" : ""}
+          <input type="checkbox" .checked=${!drop.has(s.path)} ?disabled=${s.required || drawn.has(s.path)}
+            title=${s.required || drawn.has(s.path) ? "Required (obs, var, uns, or an obsm key a display draws)" : ""}
             @change=${(ev: Event) => {
               const next = new Set(drop);
               if ((ev.target as HTMLInputElement).checked) next.delete(s.path);

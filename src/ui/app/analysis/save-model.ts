@@ -6,6 +6,9 @@
  * session adopts as its own checkpoint).
  */
 
+import { parseFieldPath } from "../../../sdk/data/fieldpath.js";
+import type { DisplaySpec } from "../../../sdk/io/checkpoint/app-state.js";
+
 /** The inventory fields the dialog reads. */
 export interface SizedInventory {
   tables: {
@@ -173,4 +176,27 @@ export function saveBody(
   if (Object.keys(slots).length) body.slots = slots;
   if (sel.droppedFigures.size) body.figures = figures.filter((id) => !sel.droppedFigures.has(id));
   return body;
+}
+
+/**
+ * The obsm slots of the active table that the session's displays draw their coordinates from
+ * (`coords` of a spatial canvas, `obsm_key` of an embedding canvas): the server refuses a save that
+ * drops one (400), so the checklist locks them like obs, var and uns (client.md 13.2).
+ */
+export function displayedObsmSlots(displays: readonly DisplaySpec[]): Set<string> {
+  const out = new Set<string>();
+  for (const d of displays) {
+    if (d.type === "embedding_canvas") {
+      if (d.encoding.obsm_key) out.add(`obsm/${d.encoding.obsm_key.replace(/^obsm:/, "")}`);
+      continue;
+    }
+    try {
+      const fp = parseFieldPath(d.encoding.coords);
+      if (fp.kind === "table" && fp.slot === "obsm" && fp.key !== undefined && fp.table === undefined)
+        out.add(`obsm/${fp.key}`);
+    } catch {
+      // Unreadable coords draw from nothing a save can drop.
+    }
+  }
+  return out;
 }
