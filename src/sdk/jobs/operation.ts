@@ -24,6 +24,13 @@ export interface OpContext {
   progress(fraction: number, message?: string): void;
   /** Append to the job's log. */
   log(text: string): void;
+  /**
+   * Gene `gene` of `table`'s X from the session's column mirror (the column-major copy of X in the
+   * checkpoint the session was loaded from, read and cached by the session): one column without
+   * scanning a CSR X. Null when the session has none, or it no longer holds the X this job runs on;
+   * then read X itself. Absent where no session answers (a direct call). Do not write into the result.
+   */
+  mirrorGene?(table: string, gene: string): Promise<Float32Array | null>;
 }
 
 /** A plot's result: the figure (SVG, optionally PNG/PDF) and the field paths it read. */

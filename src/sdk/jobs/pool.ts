@@ -72,6 +72,11 @@ export interface RunHooks {
   onLog?(text: string): void;
   /** The worker has begun the job. */
   onStart?(): void;
+  /**
+   * Reads a gene from the session's column mirror for the job (`OpContext.mirrorGene`); null or
+   * absent: the job reads X itself.
+   */
+  geneReader?(table: string, gene: string): Promise<Float32Array | null>;
   /** Name of the operation in messages (default: the export name). */
   readonly name?: string;
 }
@@ -191,6 +196,20 @@ export class WorkerPool {
         console.error(`tessera worker pool: a hook of ${name} threw:`, err);
       }
     };
+    // A gene from the mirror, copied to the worker (the reader's cache keeps its own array).
+    const answerGene = async (id: number, table: string, gene: string) => {
+      let values: Float32Array | null = null;
+      try {
+        values = (await hooks.geneReader?.(table, gene)) ?? null;
+      } catch {
+        values = null; // the job reads X instead
+      }
+      try {
+        port1.postMessage({ type: "gene", id, values } satisfies ControlMessage);
+      } catch {
+        // the job has ended and its port is closed
+      }
+    };
     port1.on("message", (m: JobMessage) => {
       switch (m.type) {
         case "start":
@@ -208,6 +227,9 @@ export class WorkerPool {
           break;
         case "log":
           if (hooks.onLog) safe(() => hooks.onLog!(m.text));
+          break;
+        case "gene":
+          void answerGene(m.id, m.table, m.gene);
           break;
         case "end":
           ended();
@@ -297,6 +319,7 @@ export class WorkerPool {
           log: (text) => {
             if (!stopReason && hooks.onLog) safe(() => hooks.onLog!(String(text)));
           },
+          mirrorGene: async (table, gene) => (await hooks.geneReader?.(table, gene)) ?? null,
         };
         if (hooks.onStart) safe(() => hooks.onStart!());
         return (await fn(task.sdata, task.params, ctx)) as unknown;

@@ -43,11 +43,16 @@ export type JobMessage =
   | { readonly type: "start" }
   | { readonly type: "progress"; readonly fraction: number; readonly message?: string }
   | { readonly type: "log"; readonly text: string }
+  /** Asks the main thread for a gene from the session's column mirror (`OpContext.mirrorGene`). */
+  | { readonly type: "gene"; readonly id: number; readonly table: string; readonly gene: string }
   /** Last message of a task that ran to the end (with a result or an operation error). */
   | { readonly type: "end" };
 
 /** Messages from the main thread on the job channel. */
-export type ControlMessage = { readonly type: "abort"; readonly reason: string };
+export type ControlMessage =
+  | { readonly type: "abort"; readonly reason: string }
+  /** The answer to a `gene` request: the values, or null (no current mirror: read X). */
+  | { readonly type: "gene"; readonly id: number; readonly values: Float32Array | null };
 
 /** The result envelope: the operation's value, or its error (a crash never gets here). */
 export type TaskOutcome =

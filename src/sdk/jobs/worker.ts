@@ -62,9 +62,14 @@ export default async function runTask(env: TaskEnvelope): Promise<unknown> {
   const post = (m: JobMessage) => port.postMessage(m);
   const controller = new AbortController();
   const signal = cooperativeSignal(abortFlag, controller);
+  const genes = new Map<number, (v: Float32Array | null) => void>();
+  let nextGene = 1;
   const onControl = (m: ControlMessage) => {
     if (m?.type === "abort" && !ABORTED.call(signal)) {
       controller.abort(new DOMException(m.reason || "job cancelled", "AbortError"));
+    } else if (m?.type === "gene") {
+      genes.get(m.id)?.(m.values);
+      genes.delete(m.id);
     }
   };
   port.on("message", onControl);
@@ -93,6 +98,13 @@ export default async function runTask(env: TaskEnvelope): Promise<unknown> {
       log(text: string) {
         post({ type: "log", text: String(text) });
       },
+      mirrorGene(table: string, gene: string) {
+        const id = nextGene++;
+        return new Promise<Float32Array | null>((resolve) => {
+          genes.set(id, resolve);
+          post({ type: "gene", id, table: String(table), gene: String(gene) });
+        });
+      },
     };
     const value: unknown = await fn(restoreInWorker(task.sdata), task.params, ctx);
     const packed = await packResult(value, `result of ${name}`);
@@ -101,6 +113,8 @@ export default async function runTask(env: TaskEnvelope): Promise<unknown> {
   } catch (e) {
     outcome = { ok: false, error: errorInfo(e) };
   } finally {
+    for (const resolve of genes.values()) resolve(null);
+    genes.clear();
     port.off("message", onControl);
     post({ type: "end" });
   }

@@ -141,6 +141,24 @@ describe("WorkerPool: results", () => {
     expect(applyChange(sd, change).sdata.tables.table!.obs.columnOrder).toEqual(["label"]);
   });
 
+  it("answers a job's mirrorGene through the run's geneReader (null without one, or when it throws)", async () => {
+    const asked: string[] = [];
+    const geneReader = async (table: string, gene: string) => {
+      asked.push(`${table}/${gene}`);
+      if (gene === "bad") throw new Error("unreadable");
+      return gene === "g1" ? Float32Array.of(1, 2.5, 3) : null;
+    };
+    const out = (await pool.run(task("basic", "mirrorGenes", { genes: ["g1", "g2", "bad"] }), {
+      geneReader,
+    })) as { got: (number[] | null)[] };
+    expect(out.got).toEqual([[1, 2.5, 3], null, null]);
+    expect(asked.sort()).toEqual(["table/bad", "table/g1", "table/g2"]);
+    const none = (await pool.run(task("basic", "mirrorGenes", { genes: ["g1"] }))) as {
+      got: (number[] | null)[];
+    };
+    expect(none.got).toEqual([null]);
+  });
+
   it("a failing operation rejects with its own message, keeps its stack, and delivers its log", async () => {
     const logs: string[] = [];
     const err = await rejection(

@@ -60,3 +60,13 @@ export function fail(_sd: SpatialData, params: { n?: number }, ctx: OpContext): 
   ctx.log("about to fail");
   throw new TypeError(`n must be positive, got ${params.n ?? -1}`);
 }
+
+/** Asks the main thread for genes through `ctx.mirrorGene` and returns what came back (null: none). */
+export async function mirrorGenes(
+  _sd: SpatialData,
+  params: { genes: string[] },
+  ctx: OpContext,
+): Promise<unknown> {
+  const got = await Promise.all(params.genes.map((g) => ctx.mirrorGene?.(ctx.table, g) ?? null));
+  return { got: got.map((v) => (v ? Array.from(v) : null)) };
+}
