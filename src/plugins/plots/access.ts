@@ -10,7 +10,7 @@ import type { Table } from "../../sdk/data/table.js";
 import { isUnsDict, type UnsDict, type UnsValue } from "../../sdk/data/uns.js";
 import { parseHexColor } from "../../sdk/display/encoding.js";
 import type { OpContext } from "../../sdk/jobs/operation.js";
-import { expressionSource, groupingOf, matrixColumns } from "../scanpy/get/expression.js";
+import { expressionSource, groupingOf, matrixColumns, names } from "../scanpy/get/expression.js";
 import { activeTable } from "../scanpy/helpers.js";
 import { defaultColor } from "../tessera/palette.js";
 
@@ -37,24 +37,35 @@ export interface GeneValues {
   readonly references: string[];
 }
 
-/** Per-cell values of `genes` (names, or `gene_symbols` values) from X, a layer or raw. */
+/** What reading genes needs of the job's context (the mirror reader and the log are optional). */
+export type GeneReadContext = Pick<OpContext, "table"> & Partial<Pick<OpContext, "mirrorGene" | "log">>;
+
+/**
+ * Per-cell values of `genes` (names, or `gene_symbols` values) from X, a layer or raw. Genes of X come
+ * from the session's column mirror when it has one (`ctx.mirrorGene`: one column per gene, X never
+ * loaded or scanned here); otherwise, and for a layer or raw, the columns are taken out of the matrix.
+ */
 export async function geneValues(
   t: Table,
-  ctx: Pick<OpContext, "table">,
+  ctx: GeneReadContext,
   genes: readonly string[],
   opts: ExpressionOptions,
   op: string,
 ): Promise<GeneValues> {
   const useRaw = opts.use_raw ?? undefined;
-  const src = await expressionSource(t, useRaw === null ? undefined : useRaw, opts.layer, op);
-  let names: readonly string[] = src.varNames;
+  // X (not a layer, not raw: scanpy's use_raw defaults to "raw when there is one")
+  const fromX = !opts.layer && !(useRaw ?? t.raw !== null) && t.X !== null;
+  const src = fromX
+    ? { matrix: null, varNames: names(t.var.index), varFrame: t.var, useRaw: false }
+    : await expressionSource(t, useRaw === null ? undefined : useRaw, opts.layer, op);
+  let lookup: readonly string[] = src.varNames;
   if (opts.gene_symbols) {
     const col = src.varFrame.columns[opts.gene_symbols];
     if (!col) throw new Error(`${op}: no var column "${opts.gene_symbols}" (gene_symbols)`);
-    names = names.map((_, i) => String(columnValue(col, i) ?? ""));
+    lookup = lookup.map((_, i) => String(columnValue(col, i) ?? ""));
   }
   const at = new Map<string, number>();
-  names.forEach((g, i) => {
+  lookup.forEach((g, i) => {
     if (!at.has(g)) at.set(g, i);
   });
   const idx = genes.map((g) => {
@@ -63,7 +74,15 @@ export async function geneValues(
       throw new Error(`${op}: gene "${g}" is not in ${src.useRaw ? "raw.var_names" : "var_names"}`);
     return i;
   });
-  const columns = matrixColumns(src.matrix, idx);
+  const mirrored =
+    fromX && ctx.mirrorGene
+      ? await Promise.all(idx.map((i) => ctx.mirrorGene!(ctx.table, src.varNames[i]!)))
+      : null;
+  let columns: Float64Array[];
+  if (mirrored?.every((v) => v !== null)) {
+    columns = mirrored.map((v) => Float64Array.from(v!));
+    ctx.log?.(`${op}: ${genes.length} gene(s) read from the session's column mirror`);
+  } else columns = matrixColumns(src.matrix ?? (await expressionSource(t, false, null, op)).matrix, idx);
   const slot = opts.layer ? ref(ctx, "layers", opts.layer) : src.useRaw ? ref(ctx, "raw") : null;
   const references = slot ? [slot] : genes.map((g) => ref(ctx, "X", src.varNames[at.get(g)!]!));
   if (opts.gene_symbols) references.push(ref(ctx, "var", opts.gene_symbols));
@@ -85,7 +104,7 @@ function isCategoricalColumn(col: Column): boolean {
 /** The values of `key`: an obs column when there is one (scanpy looks in obs first), else a gene. */
 export async function keyValues(
   t: Table,
-  ctx: Pick<OpContext, "table">,
+  ctx: GeneReadContext,
   key: string,
   opts: ExpressionOptions,
   op: string,

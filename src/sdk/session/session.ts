@@ -399,6 +399,18 @@ export class Session {
     return mirroredGene(this.checkpoint, table, gene, this.committed.tables[table]?.X);
   }
 
+  /**
+   * A job's gene reader (`OpContext.mirrorGene`): genes from the checkpoint's column mirror while it
+   * holds the very X the job runs on (`sdata`'s), so a plot colouring or grouping by genes reads one
+   * column each instead of scanning the CSR X on its worker.
+   */
+  private mirrorReader(sdata: SpatialData): (table: string, gene: string) => Promise<Float32Array | null> {
+    return async (table, gene) => {
+      const cp = this.checkpoint;
+      return cp ? mirroredGene(cp, table, gene, sdata.tables[table]?.X) : null;
+    };
+  }
+
   /** A drawn plot's figure in `format`: this session's render, else the checkpoint it was loaded from. */
   async figure(plotId: string, format: "svg" | "pdf" | "png"): Promise<Uint8Array | null> {
     const p = this.app.plots.find((x) => x.id === plotId);
@@ -878,7 +890,13 @@ export class Session {
           ? await this.runReader(entry, opParams, signal, this.logTo(rec), this.progressTo(rec))
           : await this.deps.pool.run(
               poolTask(entry, this.committed, opParams, this.active, this.deps.config.nThreads),
-              { signal, onLog: this.logTo(rec), onProgress: this.progressTo(rec), name: entry.key },
+              {
+                signal,
+                onLog: this.logTo(rec),
+                onProgress: this.progressTo(rec),
+                name: entry.key,
+                geneReader: this.mirrorReader(this.committed),
+              },
             );
       this.commit(rec, entry, result);
     } catch (err) {

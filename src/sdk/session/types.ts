@@ -174,6 +174,8 @@ export interface EngineRunHooks {
   onProgress?(fraction: number, message?: string): void;
   onLog?(text: string): void;
   name?: string;
+  /** Serves the job's `ctx.mirrorGene` (genes from the session's column mirror). */
+  geneReader?(table: string, gene: string): Promise<Float32Array | null>;
 }
 
 /** What a session needs of the worker pool. */
