@@ -111,7 +111,11 @@ function renderEditor(c: DrawController, s: Shape, ro: string | null): TemplateR
               ?disabled=${off}
               .value=${String(s.font_size)}
               @input=${(e: Event) => set({ font_size: Number((e.target as HTMLInputElement).value) })}
-            />`
+            />
+            <div class="row">
+              <label for="shape-stroke-z" title="Paint order among the shapes (a text is always over the cells)">z</label>
+              ${zInput("shape-stroke-z", s.stroke_z ?? 1, off, (z) => set({ stroke_z: z }))}
+            </div>`
         : nothing
     }
     ${
