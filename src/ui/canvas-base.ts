@@ -460,6 +460,7 @@ export abstract class CanvasBase extends LitElement {
       e.isolated_category ?? null,
       e.legend_title ?? null,
       this.n,
+      src.hiddenCells?.version ?? 0,
     ]);
     if (key === this.color.key) return;
     let field: FieldData | null = null;
@@ -494,6 +495,10 @@ export abstract class CanvasBase extends LitElement {
       this.notify(
         `Colour by ${fieldLabel(this.missing)}: the field is not in the data any more; the cells take the default colouring.`,
       );
+    // Cells hidden in this browser (serverless viewer) are drawn fully transparent.
+    const hidden = src.hiddenCells?.rows;
+    if (hidden && hidden.length === this.n)
+      for (let i = 0; i < this.n; i++) if (hidden[i]) colors.rgba[i * 4 + 3] = 0;
     this.color = { path, version, field, colors, key };
     this.legend = this.missing
       ? {

@@ -22,6 +22,7 @@ import type {
 } from "./data-source.js";
 import { polygonsFromTable } from "./geoarrow.js";
 import { zarrImageLoader } from "./image-loader.js";
+import { LocalEdits } from "./local-edits.js";
 
 /** Options of `openCheckpointSource`. */
 export interface CheckpointSourceOptions {
@@ -49,7 +50,17 @@ export class CheckpointDataSource implements DataSource {
     return this.cp.sidecar.active_table;
   }
 
+  /** Region labels and hidden cells local to this page (client.md 17.5; lost on reload). */
+  readonly local = new LocalEdits();
+
+  get hiddenCells(): { rows: Uint8Array; version: number } | null {
+    const rows = this.local.hidden;
+    return rows ? { rows, version: this.local.hiddenVersion } : null;
+  }
+
   async getFieldData(path: string): Promise<FieldData> {
+    const own = this.local.field(path);
+    if (own) return own;
     const t = await this.sdk.fieldBatch(this.cp.sdata, path, {
       activeTable: this.activeTable,
       geneReader: async (table, gene) => {
@@ -65,11 +76,19 @@ export class CheckpointDataSource implements DataSource {
 
   async getFields(): Promise<SourceFields> {
     const t = this.cp.sidecar.tables.find((x) => x.name === this.activeTable);
+    const local = this.local.columnNames;
     return {
-      obs: (t?.obs ?? []).map((c) => ({
-        name: c.name,
-        kind: /^(float|int|uint|numeric|nullable)/i.test(String(c.kind ?? "")) ? "numeric" : "categorical",
-      })),
+      obs: [
+        ...(t?.obs ?? [])
+          .filter((c) => !local.includes(c.name))
+          .map((c) => ({
+            name: c.name,
+            kind: /^(float|int|uint|numeric|nullable)/i.test(String(c.kind ?? ""))
+              ? ("numeric" as const)
+              : ("categorical" as const),
+          })),
+        ...local.map((name) => ({ name, kind: "categorical" as const })),
+      ],
       obsm: t?.obsm ?? [],
       has_x: Boolean(t?.has_x && t.x_mirror),
       var_names_count: t?.n_vars ?? 0,

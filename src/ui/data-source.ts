@@ -95,6 +95,11 @@ export interface DataSource {
    * the live API (the serverless viewer reads them from its checkpoint, read-only).
    */
   getShapeAnnotations?(): Promise<ShapeAnnotation[]>;
+  /**
+   * Cells hidden in this browser (serverless viewer, client.md 17.5): `rows[i]` 1 hides cell i;
+   * `version` moves with every change. Absent or null: every cell shows.
+   */
+  readonly hiddenCells?: { rows: Uint8Array; version: number } | null;
 }
 
 export type { ImageInfo };
