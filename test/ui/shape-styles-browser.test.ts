@@ -295,6 +295,13 @@ d("shape annotation styles", () => {
     expect(order.indexOf(`fill:${byKind("ellipse").id}`)).toBeGreaterThan(order.indexOf(byKind("box").id));
     expect(order.at(-1)).toBe(byKind("text").id);
     await page.locator("tessera-app").screenshot({ path: join(SHOTS, "annotations-styles-reloaded.png") });
+    // The editor of the line shows the fields it was given.
+    await page.locator("[data-sidebar-tab=annotations]").click();
+    await page.locator(`[data-shape-row="${byKind("arrow").id}"]`).click();
+    expect(await page.locator("[data-testid=shape-dash]").inputValue()).toBe("dashed");
+    expect(await page.locator("[data-testid=shape-arrow-start]").isChecked()).toBe(true);
+    expect(await page.locator("[data-testid=shape-arrow-size]").inputValue()).toBe("24");
+    await page.locator("tessera-app").screenshot({ path: join(SHOTS, "annotations-styles-line-editor.png") });
   });
 
   it("shows a fill's blended colour over the cells, beneath them, and arrow heads and dashes in pixels", async () => {
