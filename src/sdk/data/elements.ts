@@ -4,8 +4,10 @@
  * GeoArrow-style buffers). Every element carries its coordinate transformations, keyed by the name of
  * the coordinate system each one maps to.
  */
+
 import type { DenseArray, DType } from "./arrays.js";
 import type { DataFrame } from "./dataframe.js";
+import { nRows } from "./dataframe.js";
 import type { Transformation } from "./transforms.js";
 
 /** Transformations of an element: target coordinate system name → transformation from the element. */
@@ -107,12 +109,12 @@ export type SpatialElement = ImageElement | LabelsElement | PointsElement | Shap
 
 /** Number of features of a shapes element. */
 export function shapesCount(s: ShapesElement): number {
-  return s.frame.index.values.length;
+  return nRows(s.frame);
 }
 
 /** Number of points of a points element. */
 export function pointsCount(p: PointsElement): number {
-  return p.frame.index.values.length;
+  return nRows(p.frame);
 }
 
 /** Spatial size (width, height) of a raster level from its shape and axes. */

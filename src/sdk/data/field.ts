@@ -3,7 +3,7 @@
  * what `tessera inspect --field` prints as CSV, and the base the service's data route serialises.
  */
 import { type DenseArray, numberAt, type SparseMatrix, type StringArray, shortFloat32 } from "./arrays.js";
-import { type Column, columnValue, type DataFrame } from "./dataframe.js";
+import { type Column, columnValue, type DataFrame, nRows } from "./dataframe.js";
 import { formatFieldPath, parseFieldPath } from "./fieldpath.js";
 import { loadMatrix, type MatrixSlot } from "./lazy.js";
 import { own } from "./own.js";
@@ -54,7 +54,7 @@ function frameTable(df: DataFrame, only?: string): FieldTable {
   return {
     index: df.index.values.map((v) => v ?? ""),
     indexName: df.indexName,
-    nRows: df.index.values.length,
+    nRows: nRows(df),
     columns: names.map((n) => {
       const col: Column = df.columns[n]!;
       return { name: n, get: (i: number) => columnValue(col, i) };

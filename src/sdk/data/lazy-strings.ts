@@ -11,7 +11,8 @@
  *   one, so worker threads read it without a copy), with a mask of nulls.
  *
  * `values` stays available for code that truly needs the strings: it is a getter that materialises the
- * whole array on first use and keeps it. Code that can do without goes through `stringCount`,
+ * whole array on use and keeps it only while something holds it (a weak reference: after a save or an
+ * export the strings go again). Code that can do without goes through `stringCount`,
  * `stringAt`, `stringLookup` and `takeStrings`, which never materialise a backed array. The getter is
  * enumerable, so a spread or a structured clone of a backed array still carries correct values (at the
  * cost of materialising them): the job layer sends backed arrays as their backing instead
@@ -64,20 +65,25 @@ export function backedStrings(backing: StringBacking, count: number, shape?: rea
   };
   Object.defineProperty(sa, "values", {
     enumerable: true,
-    configurable: true,
+    configurable: false,
     get() {
-      const values = materialise(backing, count);
-      Object.defineProperty(sa, "values", {
-        value: values,
-        enumerable: true,
-        writable: false,
-        configurable: false,
-      });
+      let values = materialisedOf.get(backing)?.deref();
+      if (!values) {
+        values = materialise(backing, count);
+        materialisedOf.set(backing, new WeakRef(values));
+      }
       return values;
     },
   });
   return sa;
 }
+
+/**
+ * The materialised values of each backing, held weakly: they stay while some code holds them (and for
+ * at least the current task, so a loop over `sa.values[i]` decodes once), then the collector may take
+ * them back and the array is bytes only again.
+ */
+const materialisedOf = new WeakMap<StringBacking, WeakRef<(string | null)[]>>();
 
 /** `"start"`, `"start+step"`, … n values (pandas' RangeIndex as labels). */
 export function rangeStrings(n: number, start = 0, step = 1): StringArray {
@@ -134,10 +140,9 @@ function materialise(b: StringBacking, count: number): (string | null)[] {
   return out;
 }
 
-/** Whether `values` was already materialised (then reading it costs nothing). */
-function hasValues(sa: StringArray): boolean {
-  const d = Object.getOwnPropertyDescriptor(sa, "values");
-  return d !== undefined && "value" in d;
+/** Whether a backed array's values are materialised right now (reading `values` then costs nothing). */
+export function isMaterialised(sa: StringArray): boolean {
+  return !sa.backing || materialisedOf.get(sa.backing)?.deref() !== undefined;
 }
 
 /** Number of values of a string array, without materialising it. */
@@ -166,7 +171,7 @@ function offsets(b: PackedBacking, count: number): Uint32Array {
 /** Value `i` of a string array (null when missing), decoding only that value of a backed array. */
 export function stringAt(sa: StringArray, i: number): string | null {
   const b = sa.backing;
-  if (!b || hasValues(sa)) return sa.values[i] ?? null;
+  if (!b || isMaterialised(sa)) return sa.values[i] ?? null;
   const n = product(sa.shape);
   if (i < 0 || i >= n || !Number.isInteger(i)) return null;
   if (b.kind === "range") return String(b.start + i * b.step);
@@ -182,7 +187,7 @@ export function stringAt(sa: StringArray, i: number): string | null {
 export function rangeOf(sa: StringArray): { start: number; step: number } | null {
   const b = sa.backing;
   if (b?.kind === "range") return { start: b.start, step: b.step };
-  if (b?.kind === "packed" && !hasValues(sa)) {
+  if (b?.kind === "packed" && !isMaterialised(sa)) {
     const n = product(sa.shape);
     for (let i = 0; i < n; i++) if (stringAt(sa, i) !== String(i)) return null;
     return { start: 0, step: 1 };
@@ -282,7 +287,7 @@ export function stringLookup(sa: StringArray): (name: string) => number {
 export function takeStrings(sa: StringArray, rows: ArrayLike<number>): StringArray {
   const b = sa.backing;
   const m = rows.length;
-  if (!b || hasValues(sa)) {
+  if (!b || isMaterialised(sa)) {
     const v = sa.values;
     const out = new Array<string | null>(m);
     for (let k = 0; k < m; k++) out[k] = v[rows[k]!] ?? null;
@@ -324,11 +329,27 @@ export function takeStrings(sa: StringArray, rows: ArrayLike<number>): StringArr
   return backedStrings({ kind: "packed", bytes, ...(nulls ? { nulls } : {}) }, m);
 }
 
+/** Plain arrays at least this long are worth compacting (`compactStrings`). */
+export const COMPACT_MIN = 10_000;
+
+/**
+ * A big plain array as a range (values `"0"`, `"1"`, …) or packed bytes, so that the JS strings a reader
+ * made can be collected; small, already backed or unpackable arrays are returned as they are.
+ */
+export function compactStrings(sa: StringArray, min = COMPACT_MIN): StringArray {
+  if (sa.backing || sa.shape.length !== 1 || sa.values.length < min) return sa;
+  const v = sa.values;
+  let range = true;
+  for (let i = 0; i < v.length && range; i++) range = v[i] === String(i);
+  if (range) return rangeStrings(v.length);
+  return packStrings(v);
+}
+
 /** Heap and buffer bytes a string array takes (a backing's buffers; JS strings at 2 bytes per char). */
 export function stringBytes(sa: StringArray): number {
   let n = 0;
   const b = sa.backing;
   if (b?.kind === "packed") n += b.bytes.byteLength + (b.nulls?.byteLength ?? 0);
-  if (!b || hasValues(sa)) for (const s of sa.values) n += 16 + (s ? s.length * 2 : 0);
+  if (!b || isMaterialised(sa)) for (const s of sa.values) n += 16 + (s ? s.length * 2 : 0);
   return n;
 }

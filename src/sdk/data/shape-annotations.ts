@@ -18,7 +18,7 @@
  * | color | string | stroke / text colour `#rrggbb` |
  * | fill | string or null | fill colour of box, polygon, ellipse (`#rrggbb`), null for none |
  * | stroke_width | float64 | line width in screen pixels |
- * | font_size | float64 | text size in screen pixels |
+ * | font_size | float64 | text size in world units (the app gives a new text 16 screen pixels at the zoom it is placed at) |
  * | rotation | float64 | degrees, counter-clockwise in world coordinates, of an ellipse (about its centre) or a text (about its anchor); 0 for other kinds |
  * | dash | string | stroke pattern: `solid`, `dashed`, `dotted` |
  * | arrow_start, arrow_end | bool | arrow heads at the first / last point of a line or arrow |
@@ -40,8 +40,9 @@ import { BadRequestError, NotFoundError } from "../errors.js";
 import { MAX_POLYGON_VERTICES, MAX_TEXT_LENGTH } from "../input-limits.js";
 import { type AffineMatrix, identityMatrix } from "./affine.js";
 import { allocArray, type StringArray } from "./arrays.js";
-import { columnValue, dataFrame } from "./dataframe.js";
+import { columnValue, dataFrame, nRows } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";
+import { stringAt } from "./lazy-strings.js";
 import { own } from "./own.js";
 import { coordinateSystems, type SpatialData, transformTo } from "./spatialdata.js";
 import { defaultAxes, type Transformation } from "./transforms.js";
@@ -73,7 +74,7 @@ export interface ShapeAnnotation {
   fill: string | null;
   /** Line width in screen pixels. */
   stroke_width: number;
-  /** Text size in screen pixels. */
+  /** Text size in world units (client.md 10.2), so a label scales with the tissue. */
   font_size: number;
   /**
    * Rotation in degrees, counter-clockwise in world coordinates, of an ellipse about its centre (its
@@ -108,7 +109,7 @@ export const SHAPE_DEFAULTS = {
   color: "#3388ff",
   fill: null,
   stroke_width: 2,
-  font_size: 14,
+  font_size: 16,
   dash: "solid",
   arrow_start: false,
   arrow_size: 12,
@@ -121,6 +122,9 @@ export const SHAPE_DEFAULTS = {
 export function defaultArrowEnd(kind: ShapeKind): boolean {
   return kind === "arrow";
 }
+
+/** The largest `font_size` accepted, in world units. */
+export const MAX_FONT_SIZE = 1_000_000;
 
 /** The bound of `stroke_z` and `fill_z`: integers in [-Z_MAX, Z_MAX]. */
 export const Z_MAX = 1000;
@@ -193,10 +197,10 @@ export function parseShapeAnnotation(body: unknown, id: string): ShapeAnnotation
   const fill = b.fill === undefined ? SHAPE_DEFAULTS.fill : b.fill;
   if (fill !== null && (typeof fill !== "string" || !HEX.test(fill)))
     throw new BadRequestError("fill must be #rrggbb or null");
-  const num = (k: "stroke_width" | "font_size") => {
+  const num = (k: "stroke_width" | "font_size", max: number) => {
     const v = b[k] === undefined ? SHAPE_DEFAULTS[k] : b[k];
-    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || v > 1000)
-      throw new BadRequestError(`${k} must be a number in (0, 1000]`);
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || v > max)
+      throw new BadRequestError(`${k} must be a number in (0, ${max}]`);
     return v;
   };
   let rotation = 0;
@@ -239,8 +243,9 @@ export function parseShapeAnnotation(body: unknown, id: string): ShapeAnnotation
     text: text as string | null,
     color,
     fill: fill as string | null,
-    stroke_width: num("stroke_width"),
-    font_size: num("font_size"),
+    stroke_width: num("stroke_width", 1000),
+    // World units: bounded by a generous coordinate span rather than by screen sizes.
+    font_size: num("font_size", MAX_FONT_SIZE),
     ...(rotation ? { rotation } : {}),
     dash: dash as ShapeDash,
     arrow_start: flag("arrow_start", SHAPE_DEFAULTS.arrow_start),
@@ -281,7 +286,7 @@ function firstRing(el: ShapesElement, i: number): [number, number][] {
 export function readShapeAnnotations(sd: SpatialData): ShapeAnnotation[] {
   const el = sd.shapes[ANNOTATIONS_ELEMENT];
   if (!el) return [];
-  const n = el.frame.index.values.length;
+  const n = nRows(el.frame);
   const out: ShapeAnnotation[] = [];
   const num = (name: string, i: number, dflt: number) => {
     const c = columnOf(el, name);
@@ -310,7 +315,7 @@ export function readShapeAnnotations(sd: SpatialData): ShapeAnnotation[] {
     // Columns written before the style fields existed (or by someone else) read as their defaults.
     const arrowed = ARROWED.includes(k);
     out.push({
-      id: el.frame.index.values[i] ?? String(i),
+      id: stringAt(el.frame.index, i) ?? String(i),
       kind: k,
       points: points ?? firstRing(el, i),
       text: str(columnOf(el, "text"), i),

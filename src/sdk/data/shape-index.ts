@@ -11,8 +11,9 @@
 import Flatbush from "flatbush";
 import { BadRequestError, NotFoundError } from "../errors.js";
 import type { AffineMatrix } from "./affine.js";
-import { type Column, columnValue } from "./dataframe.js";
+import { type Column, columnValue, nRows } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";
+import { stringAt } from "./lazy-strings.js";
 import { own } from "./own.js";
 import { ANNOTATIONS_ELEMENT } from "./shape-annotations.js";
 import type { SpatialData } from "./spatialdata.js";
@@ -52,7 +53,7 @@ const round2 = (v: number) => Math.round(v * 100) / 100;
  * annotates one element). -1 when the table does not annotate `el` or has no such row.
  */
 export function cellRows(el: ShapesElement, t: Table | undefined): Int32Array {
-  const n = el.frame.index.values.length;
+  const n = nRows(el.frame);
   const out = new Int32Array(n).fill(-1);
   const ann = t?.annotation;
   const regions = regionNames(t);
@@ -61,15 +62,14 @@ export function cellRows(el: ShapesElement, t: Table | undefined): Int32Array {
   const regionCol: Column | undefined = own(t.obs.columns, ann.regionKey);
   if (!inst) return out;
   const rows = new Map<string, number>();
-  const nObs = t.obs.index.values.length;
+  const nObs = nRows(t.obs);
   for (let i = 0; i < nObs; i++) {
     if (regions.length > 1 && (!regionCol || String(columnValue(regionCol, i)) !== el.name)) continue;
     const v = columnValue(inst, i);
     if (v !== null && !rows.has(String(v))) rows.set(String(v), i);
   }
-  const labels = el.frame.index.values;
   for (let f = 0; f < n; f++) {
-    const r = rows.get(labels[f] ?? "");
+    const r = rows.get(stringAt(el.frame.index, f) ?? "");
     if (r !== undefined) out[f] = r;
   }
   return out;

@@ -24,9 +24,10 @@ import {
   type StringArray,
   type TypedArray,
 } from "./arrays.js";
-import { type Column, columnValue, type DataFrame, dataFrame } from "./dataframe.js";
+import { type Column, columnValue, type DataFrame, dataFrame, nRows } from "./dataframe.js";
 import type { Geometry, PointsElement, ShapesElement } from "./elements.js";
 import { loadMatrix, type MatrixSlot } from "./lazy.js";
+import { stringAt, takeStrings } from "./lazy-strings.js";
 import { type PolygonRing, selectInPolygons } from "./polygon-select.js";
 import { coordinateSystems, type SpatialData, transformTo } from "./spatialdata.js";
 import { type AxisArray, makeTable, nObs, type RawTable, type Table } from "./table.js";
@@ -247,11 +248,8 @@ export function frameRows(df: DataFrame, pos: Int32Array, uns?: UnsDict): { df: 
       outUns = unsDict({ ...outUns.entries, [`${name}_colors`]: next });
     }
   }
-  const index: StringArray = {
-    kind: "string",
-    shape: [pos.length],
-    values: Array.from(pos, (p) => df.index.values[p] ?? null),
-  };
+  // Rows taken without materialising a range or packed index (a points frame's 50 M ids).
+  const index = takeStrings(df.index, pos);
   return { df: dataFrame(index, cols, df.indexName, df.columnOrder), ...(outUns ? { uns: outUns } : {}) };
 }
 
@@ -493,7 +491,7 @@ function pointsInPolygons(
 ): Uint8Array {
   const xs = numericColumn(p.frame, "x");
   const ys = numericColumn(p.frame, "y");
-  const n = p.frame.index.values.length;
+  const n = nRows(p.frame);
   if (!xs || !ys) return new Uint8Array(n).fill(1);
   const coords = new Float64Array(2 * n);
   for (let i = 0; i < n; i++) {
@@ -534,11 +532,14 @@ export async function subsetSpatialData(
   for (const [name, ids] of kept) {
     const s = Object.hasOwn(sd.shapes, name) ? sd.shapes[name] : undefined;
     if (!s) continue;
-    const idx = s.frame.index.values;
-    const m = new Uint8Array(idx.length);
-    for (let i = 0; i < idx.length; i++) m[i] = idx[i] !== null && ids.has(idx[i]!) ? 1 : 0;
+    const count = nRows(s.frame);
+    const m = new Uint8Array(count);
+    for (let i = 0; i < count; i++) {
+      const id = stringAt(s.frame.index, i);
+      m[i] = id !== null && ids.has(id) ? 1 : 0;
+    }
     shapes[name] = shapesRows(s, m);
-    log(`shapes "${name}": kept ${shapes[name].frame.index.values.length} of ${idx.length} features`);
+    log(`shapes "${name}": kept ${nRows(shapes[name].frame)} of ${count} features`);
   }
   const points: Record<string, PointsElement> = { ...sd.points };
   const cs = opts.polygons ? subsetCoordinateSystem(sd, tableName, opts.coordinateSystem) : null;
@@ -561,7 +562,7 @@ export async function subsetSpatialData(
       const ids = kept.get(regionsOf(t)[0] ?? "");
       if (!ids) continue;
       const col = p.frame.columns[p.instanceKey];
-      const n = p.frame.index.values.length;
+      const n = nRows(p.frame);
       m = new Uint8Array(n);
       for (let i = 0; i < n; i++) {
         const id = instanceKeyOf(col, i);
@@ -570,7 +571,7 @@ export async function subsetSpatialData(
     }
     if (m) {
       points[name] = pointsRows(p, m);
-      log(`points "${name}": kept ${points[name].frame.index.values.length} of ${m.length}`);
+      log(`points "${name}": kept ${nRows(points[name].frame)} of ${m.length}`);
     }
   }
   return { ...sd, tables, shapes, points };

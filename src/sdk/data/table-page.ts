@@ -11,6 +11,7 @@ import { BadRequestError, NotFoundError } from "../errors.js";
 import { numberAt, type TypedArray } from "./arrays.js";
 import { type Column, columnValue, type DataFrame, nRows } from "./dataframe.js";
 import type { ShapesElement } from "./elements.js";
+import { stringAt } from "./lazy-strings.js";
 import { own } from "./own.js";
 import type { SpatialData } from "./spatialdata.js";
 
@@ -199,7 +200,7 @@ export function tablePage(
     offset,
     limit: applied,
     index_name: frame.indexName,
-    index: frame.index.values.slice(start, end) as (string | null)[],
+    index: Array.from({ length: end - start }, (_, k) => stringAt(frame.index, start + k)),
     columns,
     rows,
   };

@@ -6,6 +6,7 @@
 import type { DenseArray, Matrix, StringArray } from "./arrays.js";
 import { type DataFrame, nRows } from "./dataframe.js";
 import { type MatrixSlot, matrixInfo } from "./lazy.js";
+import { stringLookup } from "./lazy-strings.js";
 import type { UnsDict } from "./uns.js";
 
 /** An obsm/varm entry: a 2-d matrix (dense or sparse) or a data frame (anndata allows both). */
@@ -168,23 +169,13 @@ export function varNames(t: Table): StringArray {
   return t.var.index;
 }
 
-/** Name → first position of each var index, built once per index (it is immutable once committed). */
-const varPositions = new WeakMap<readonly (string | null)[], Map<string, number>>();
-
 /**
  * Position of a gene in var names (its first occurrence), or -1: the one gene resolver of the SDK
- * (field reads, Arrow payloads). The name → position map is built on first use and kept with the
- * index it was built from, so repeated lookups are O(1).
+ * (field reads, Arrow payloads). The lookup is built on first use and kept with the index it was built
+ * from (`stringLookup`), so repeated lookups are O(1).
  */
 export function varIndexOf(t: Table, gene: string): number {
-  const names = t.var.index.values;
-  let pos = varPositions.get(names);
-  if (!pos) {
-    pos = new Map();
-    for (let i = names.length - 1; i >= 0; i--) if (names[i] !== null) pos.set(names[i]!, i);
-    varPositions.set(names, pos);
-  }
-  return pos.get(gene) ?? -1;
+  return stringLookup(t.var.index)(gene);
 }
 
 /** Whether a matrix value is 2-d with the given shape. */

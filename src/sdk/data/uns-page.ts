@@ -6,6 +6,7 @@
  */
 import { BadRequestError, NotFoundError } from "../errors.js";
 import { columnValue, type DataFrame, nRows } from "./dataframe.js";
+import { stringAt } from "./lazy-strings.js";
 import { own } from "./own.js";
 import type { SpatialData } from "./spatialdata.js";
 import { type CellValue, columnDtype, jsonSafe, TABLE_PAGE_MAX_LIMIT, type TablePage } from "./table-page.js";
@@ -62,7 +63,7 @@ export function unsFramePage(
     offset,
     limit: applied,
     index_name: frame.indexName,
-    index: frame.index.values.slice(start, end) as (string | null)[],
+    index: Array.from({ length: end - start }, (_, k) => stringAt(frame.index, start + k)),
     columns: cols.map(({ name, col }) => ({ name, dtype: columnDtype(col) })),
     rows,
   };

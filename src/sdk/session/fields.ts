@@ -2,7 +2,7 @@
  * The `fields` block of SessionState: what the active table offers to colour and plot by, read from
  * the committed object's descriptions (nothing lazy is loaded).
  */
-import { columnKind } from "../data/dataframe.js";
+import { columnKind, nRows } from "../data/dataframe.js";
 import { matrixInfo } from "../data/lazy.js";
 import type { SpatialData } from "../data/spatialdata.js";
 import { nVars } from "../data/table.js";
@@ -28,8 +28,7 @@ export function describeFields(sd: SpatialData, active: string | null): SessionF
     fields.obs.push({ name, kind: kind === "numeric" || kind === "nullable" ? "numeric" : "categorical" });
   }
   for (const [name, m] of Object.entries(t.obsm)) {
-    const shape =
-      m.kind === "dataframe" ? [m.index.values.length, m.columnOrder.length] : matrixInfo(m).shape;
+    const shape = m.kind === "dataframe" ? [nRows(m), m.columnOrder.length] : matrixInfo(m).shape;
     fields.obsm.push({ name, n_components: shape.length > 1 ? shape[1]! : 1 });
   }
   fields.has_x = t.X != null;

@@ -3,8 +3,10 @@
  * the event bus and the recipe catalog, and holds up to `TESSERA_MAX_SESSIONS` sessions. The HTTP
  * server, the MCP endpoint, the CLI and scripts all drive the engine through one of these.
  */
+
 import { mkdir } from "node:fs/promises";
 import { Registry } from "../../registry/registry.js";
+import { nRows } from "../data/dataframe.js";
 import { subsetSpatialData } from "../data/subset.js";
 import { BadRequestError, LimitError, NotFoundError, TesseraError } from "../errors.js";
 import { EventBus } from "../events/bus.js";
@@ -365,7 +367,7 @@ export class Service {
     const prep = await prepareSubset(parent, req);
     const ticket = parent.queueOwnJob("subset", prep.descriptor, async ({ data, activeTable, signal }) => {
       const t = activeTable ? data.tables[activeTable] : undefined;
-      if (activeTable !== prep.table || !t || t.obs.index.values.length !== prep.selection.mask.length)
+      if (activeTable !== prep.table || !t || nRows(t.obs) !== prep.selection.mask.length)
         throw new Error("the active table changed while the subset was queued; select the cells again");
       const sdata = await subsetSpatialData(data, prep.table, prep.selection.mask, {
         ...(prep.selection.polygons ? { polygons: prep.selection.polygons } : {}),

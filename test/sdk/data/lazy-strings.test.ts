@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { memoryBytes, strings } from "../../../src/sdk/data/arrays.js";
+import { memoryBytes, type StringArray, strings } from "../../../src/sdk/data/arrays.js";
 import { columnValue, dataFrame, nRows } from "../../../src/sdk/data/dataframe.js";
 import {
   encodePacked,
+  isMaterialised,
   packStrings,
   rangeOf,
   rangeStrings,
@@ -13,7 +14,7 @@ import {
 } from "../../../src/sdk/data/lazy-strings.js";
 
 /** Whether `values` was materialised (no longer the lazy getter). */
-const materialised = (sa: object) => "value" in Object.getOwnPropertyDescriptor(sa, "values")!;
+const materialised = (sa: StringArray) => isMaterialised(sa);
 
 const VALUES = ["cell_a", null, "", "é✓-1", "cell_a", "z"];
 
@@ -117,5 +118,20 @@ describe("packed string arrays", () => {
     expect(encodePacked([])?.bytes.length).toBe(0);
     expect(packStrings([]).values).toEqual([]);
     expect(stringCount(packStrings([]))).toBe(0);
+  });
+});
+
+describe("compacting a reader's strings", () => {
+  it("a big plain 0…n−1 becomes a range, other big arrays pack, small ones stay", async () => {
+    const { compactStrings } = await import("../../../src/sdk/data/lazy-strings.js");
+    const n = 20_000;
+    const r = compactStrings(strings(Array.from({ length: n }, (_, i) => String(i))));
+    expect(r.backing).toEqual({ kind: "range", start: 0, step: 1 });
+    const names = Array.from({ length: n }, (_, i) => `c${i}`);
+    const p = compactStrings(strings(names));
+    expect(p.backing?.kind).toBe("packed");
+    expect(stringAt(p, n - 1)).toBe(`c${n - 1}`);
+    const small = strings(["a"]);
+    expect(compactStrings(small)).toBe(small);
   });
 });

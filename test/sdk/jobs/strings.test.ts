@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { strings } from "../../../src/sdk/data/arrays.js";
-import { rangeStrings, stringAt, stringCount } from "../../../src/sdk/data/lazy-strings.js";
+import { type StringArray, strings } from "../../../src/sdk/data/arrays.js";
+import { isMaterialised, rangeStrings, stringAt, stringCount } from "../../../src/sdk/data/lazy-strings.js";
 import {
   isPackedStrings,
   lazyStrings,
@@ -15,7 +15,7 @@ const N = STRING_PACK_MIN + 5;
 const names = (prefix: string) => Array.from({ length: N }, (_, i) => `${prefix}${i}`);
 
 /** Whether reading `values` would decode (it is still the lazy getter). */
-const materialised = (sa: object) => "value" in Object.getOwnPropertyDescriptor(sa, "values")!;
+const materialised = (sa: StringArray) => isMaterialised(sa);
 
 describe("packed string arrays", () => {
   it("packs a big array once into shared memory; small ones are left alone", () => {

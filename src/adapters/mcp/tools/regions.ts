@@ -4,6 +4,7 @@
  * (`subset_to_region`, the same job as `POST …/subset`: a child session, the parent closed).
  */
 
+import { nRows } from "../../../sdk/data/dataframe.js";
 import {
   inspectRegion,
   MAX_INSPECT_GENES,
@@ -228,7 +229,7 @@ export const subsetToRegion = tool<SubsetArgs>({
           status: out.status,
           child_id: childId,
           name: child.name,
-          n_obs: childTable?.obs.index.values.length ?? null,
+          n_obs: childTable ? nRows(childTable.obs) : null,
           active_session_id: agent.activeSession,
           has_control: agent.holds(childId),
         },

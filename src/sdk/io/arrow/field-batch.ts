@@ -15,6 +15,7 @@
  * typed arrays (no per-cell JS objects); a column whose memory already has the right type and layout
  * is passed through without a copy (categorical codes, float32 genes from the mirror, int32 indices).
  */
+
 import {
   Bool,
   type Data,
@@ -39,6 +40,7 @@ import {
 } from "apache-arrow";
 import type { DType, Matrix, SparseMatrix, TypedArray } from "../../data/arrays.js";
 import type { Column, DataFrame } from "../../data/dataframe.js";
+import { nRows } from "../../data/dataframe.js";
 import { type FieldPath, formatFieldPath, parseFieldPath } from "../../data/fieldpath.js";
 import { loadMatrix, type MatrixSlot, residentMatrix } from "../../data/lazy.js";
 import { own } from "../../data/own.js";
@@ -301,7 +303,7 @@ async function components(entry: MatrixSlot | DataFrame): Promise<Payload> {
     });
     return {
       cols,
-      n: entry.index.values.length,
+      n: nRows(entry),
       meta: { kind: "components", columns: JSON.stringify(entry.columnOrder) },
     };
   }

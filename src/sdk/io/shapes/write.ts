@@ -5,7 +5,9 @@
  * `encoding-type: "ngff:shapes"`, `axes: ["x","y"]`, `coordinateTransformations` and
  * `spatialdata_attrs: {version: "0.3"}`. Circles are Points plus the frame's `radius` column.
  */
+
 import * as zarr from "zarrita";
+import { nRows } from "../../data/dataframe.js";
 import type { ShapesElement } from "../../data/elements.js";
 import { encodeWkbColumn, geometryBbox, geometryCount, geoParquetTypeName } from "../geometry/wkb-write.js";
 import { storeKey } from "../parquet/source.js";
@@ -19,7 +21,7 @@ export const SHAPES_FORMAT_VERSION = "0.3";
 /** Encode a shapes element's geometry and frame as GeoParquet 1.0.0 bytes. */
 export function shapesToGeoParquet(shapes: ShapesElement): Uint8Array {
   const n = geometryCount(shapes.geometry);
-  const rows = shapes.frame.index.values.length;
+  const rows = nRows(shapes.frame);
   if (n !== rows) throw new Error(`shapes "${shapes.name}": ${n} geometries but ${rows} frame rows`);
   if (shapes.frame.columnOrder.includes("geometry")) {
     throw new Error(
