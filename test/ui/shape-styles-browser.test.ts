@@ -265,6 +265,10 @@ d("shape annotation styles", () => {
     await made(6);
     await z("shape-stroke-z", 9);
     await stored("text", { stroke_z: 9 });
+    // Its size is stored in world units: 16 px at the zoom it was placed at (client.md 10.3).
+    const scale = await controller<number>('(c) => c.canvas("spatial").scale');
+    const text = (await shapes()).find((s) => s.kind === "text")!;
+    expect((text.font_size as number) * scale).toBeCloseTo(16, 3);
     await page.locator("tessera-app").screenshot({ path: join(SHOTS, "annotations-styles-editor.png") });
 
     // Reload: the API holds every field, and the overlay draws them.
@@ -295,6 +299,16 @@ d("shape annotation styles", () => {
     expect(order.indexOf(`fill:${byKind("ellipse").id}`)).toBeGreaterThan(order.indexOf(byKind("box").id));
     expect(order.at(-1)).toBe(byKind("text").id);
     await page.locator("tessera-app").screenshot({ path: join(SHOTS, "annotations-styles-reloaded.png") });
+    // The text is drawn at 16 px at this zoom, and grows with the tissue when zooming in.
+    const fontPx = async () =>
+      Number(await overlay.locator("text[data-kind=text]").getAttribute("font-size"));
+    const s0 = await controller<number>('(c) => c.canvas("spatial").scale');
+    expect(await fontPx()).toBeCloseTo((byKind("text").font_size as number) * s0, 1);
+    await page.locator('tessera-spatial-canvas [title="Zoom in"]').click();
+    await expect.poll(() => controller<number>('(c) => c.canvas("spatial").scale')).toBeGreaterThan(s0 * 1.2);
+    const s1 = await controller<number>('(c) => c.canvas("spatial").scale');
+    await expect.poll(fontPx).toBeCloseTo((byKind("text").font_size as number) * s1, 1);
+    await page.locator('tessera-spatial-canvas [title="Fit to data"]').click();
     // The editor of the line shows the fields it was given.
     await page.locator("[data-sidebar-tab=annotations]").click();
     await page.locator(`[data-shape-row="${byKind("arrow").id}"]`).click();

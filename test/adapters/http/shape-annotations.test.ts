@@ -119,7 +119,7 @@ describe("shape annotations", () => {
       color: "#ff0000",
       fill: null,
       stroke_width: 4,
-      font_size: 14,
+      font_size: 16,
       dash: "solid",
       arrow_start: false,
       arrow_end: true,

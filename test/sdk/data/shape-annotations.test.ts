@@ -84,7 +84,7 @@ describe("parseShapeAnnotation", () => {
       color: "#ff0000",
       fill: null,
       stroke_width: 3,
-      font_size: 14,
+      font_size: 16,
       dash: "solid",
       arrow_start: false,
       arrow_end: true,

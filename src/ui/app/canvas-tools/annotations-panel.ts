@@ -102,15 +102,21 @@ function renderEditor(c: DrawController, s: Shape, ro: string | null): TemplateR
     />
     ${
       s.kind === "text"
-        ? html`<label>Font size ${s.font_size} px</label>
+        ? html`<label for="shape-font-size"
+              >Font size (world units; ≈ ${Math.round(s.font_size * (c.canvas("spatial")?.scale ?? 1))} px at this zoom)</label
+            >
             <input
-              type="range"
-              min="6"
-              max="96"
-              step="1"
+              id="shape-font-size"
+              type="number"
+              min="0"
+              step="any"
+              data-testid="shape-font-size"
               ?disabled=${off}
-              .value=${String(s.font_size)}
-              @input=${(e: Event) => set({ font_size: Number((e.target as HTMLInputElement).value) })}
+              .value=${String(Number(s.font_size.toPrecision(4)))}
+              @change=${(e: Event) => {
+                const v = Number((e.target as HTMLInputElement).value);
+                if (Number.isFinite(v) && v > 0) set({ font_size: v });
+              }}
             />
             <div class="row">
               <label for="shape-stroke-z" title="Paint order among the shapes (a text is always over the cells)">z</label>

@@ -19,6 +19,8 @@ import { mid, type Pt, rotateAbout, type Shape, shapeOutline, translated } from 
 import { arrowedPath, dashPattern, paintOrder, type ShapePart } from "./shape-style.js";
 import { underlayLayers } from "./shape-underlay.js";
 
+/** Screen size of a new text at the zoom it is placed at (client.md 10.3). */
+const TEXT_PX = 16;
 /** A pointer press shorter than this many px is a click. */
 const CLICK_PX = 4;
 
@@ -269,7 +271,14 @@ export class CanvasOverlay extends LitElement {
     if (!w) return;
     if (c.tool === "text") {
       void c
-        .createShape({ kind: "text", points: [w], text: "Text", color: DEFAULT_STROKE, font_size: 16 })
+        .createShape({
+          kind: "text",
+          points: [w],
+          text: "Text",
+          color: DEFAULT_STROKE,
+          // client.md 10.3: 16 px at the zoom of creation, stored in world units.
+          font_size: TEXT_PX / (cv.scale || 1),
+        })
         .then(() => c.setTool("select"));
     } else if (c.tool === "polygon") {
       const d = c.polygonDraft;
@@ -381,7 +390,7 @@ export class CanvasOverlay extends LitElement {
         : 0;
       return svg`<text class="shape" data-shape=${s.id} data-kind="text" x=${p[0]} y=${p[1]}
         transform=${angle ? `rotate(${angle.toFixed(2)} ${p[0].toFixed(1)} ${p[1].toFixed(1)})` : ""}
-        fill=${stroke} font-size=${s.font_size} dominant-baseline="hanging"
+        fill=${stroke} font-size=${(s.font_size * (this.canvasEl?.scale ?? 1)).toFixed(2)} dominant-baseline="hanging"
         font-family="system-ui, sans-serif" paint-order="stroke" stroke="rgba(0,0,0,0.6)" stroke-width="2"
         style=${selected ? "text-decoration: underline" : ""}
         @pointerdown=${live ? down : null}>${s.text ?? ""}</text>`;
@@ -444,7 +453,7 @@ export class CanvasOverlay extends LitElement {
         const reach =
           s.kind === "ellipse"
             ? Math.abs((s.points[1]![0]! - s.points[0]![0]!) / 2) * (this.canvasEl?.scale ?? 1) + 22
-            : (s.text?.length ?? 4) * s.font_size * 0.6 + 18;
+            : (s.text?.length ?? 4) * s.font_size * (this.canvasEl?.scale ?? 1) * 0.6 + 18;
         rotHandle = [pp[0] + ux * reach, pp[1] + uy * reach];
       }
     }

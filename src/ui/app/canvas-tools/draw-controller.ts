@@ -8,9 +8,11 @@
  * something a panel or an overlay draws has changed, and the elements re-render on it.
  */
 import { selectInPolygons } from "../../../sdk/data/polygon-select.js";
+import type { DisplaySpec } from "../../../sdk/io/checkpoint/app-state.js";
 import type { CanvasBase } from "../../canvas-base.js";
 import type { DataSource, SourceFields } from "../../data-source.js";
 import { type ApiClient, ApiError } from "../../http.js";
+import { applyLocalLabel, localRegionSets } from "./regions-local.js";
 import { centroid, type Pt, rowsInScreenRings, type Shape, type ShapeKind, span } from "./shape-geometry.js";
 
 /** Which canvas a drawing belongs to. */
@@ -58,6 +60,11 @@ export interface DrawHost {
     fields: SourceFields;
   } | null;
   toast(kind: "info" | "error", text: string): void;
+  /**
+   * A browser-local edit was made (serverless viewer): re-read the field at `path` (null: only the
+   * hidden cells changed) and restyle every display with `restyle`.
+   */
+  localEdit?(path: string | null, restyle?: (d: DisplaySpec) => DisplaySpec): void;
 }
 
 /** A region being drawn: finished rings and the ring in progress. */
@@ -102,6 +109,8 @@ export class DrawController extends EventTarget {
 
   private canvases = new Map<CanvasKind, CanvasBase>();
   private rows: number[] | null = null;
+  /** The cells inside the drawn region, one byte per row (null: nothing drawn). */
+  mask: Uint8Array | null = null;
   private shapesKey = "";
   private regionsKey = "";
   private styleTimers = new Map<string, ReturnType<typeof setTimeout>>();
@@ -117,6 +126,16 @@ export class DrawController extends EventTarget {
   }
 
   // ------------------------------------------------------------------------------------- lock
+
+  /** The serverless viewer labels regions into columns local to the browser (client.md 9.2, 17.5). */
+  get regionsLocal(): boolean {
+    return this.host.mode === "serverless";
+  }
+
+  /** Why the open tab's tool may not be used (the serverless viewer's Regions tab works locally). */
+  get tabReadOnlyReason(): string | null {
+    return this.tab === "regions" && this.regionsLocal ? null : this.readOnlyReason;
+  }
 
   /** Why this browser may not edit (null when it may). */
   get readOnlyReason(): string | null {
@@ -166,7 +185,8 @@ export class DrawController extends EventTarget {
 
   /** Whether a canvas click belongs to the tools (pan is then suppressed). */
   get capturing(): boolean {
-    if (this.tab === "regions" || this.tab === "subset") return this.armed && !this.readOnlyReason;
+    if (this.tab === "regions") return this.armed && (!this.readOnlyReason || this.regionsLocal);
+    if (this.tab === "subset") return this.armed && !this.readOnlyReason;
     if (this.tab === "annotations") return this.tool !== "select" && !this.readOnlyReason;
     return false;
   }
@@ -241,6 +261,7 @@ export class DrawController extends EventTarget {
     this.drawing = null;
     this.count = null;
     this.rows = null;
+    this.mask = null;
     this.changed();
   }
 
@@ -250,6 +271,7 @@ export class DrawController extends EventTarget {
     const cv = d ? this.canvases.get(d.canvas) : undefined;
     const pos = (cv as unknown as { positions?: Float32Array | null } | undefined)?.positions ?? null;
     const n = (cv as unknown as { n?: number } | undefined)?.n ?? 0;
+    this.mask = null;
     if (!d || !d.rings.length || !cv || !pos || !n) {
       this.count = d?.rings.length ? 0 : null;
       this.rows = null;
@@ -264,8 +286,11 @@ export class DrawController extends EventTarget {
         d.rings,
       );
       this.count = this.rows.length;
+      this.mask = new Uint8Array(n);
+      for (const r of this.rows) this.mask[r] = 1;
     } else {
       const mask = selectInPolygons(pos, n, d.rings, { stride });
+      this.mask = mask;
       let c = 0;
       const rows: number[] = [];
       for (let i = 0; i < n; i++)
@@ -294,6 +319,7 @@ export class DrawController extends EventTarget {
 
   /** `POST …/annotate`: label the cells inside into the region set; optionally outline the region. */
   async applyLabel(): Promise<boolean> {
+    if (this.regionsLocal) return applyLocalLabel(this);
     const sel = this.selection();
     const path = this.path("/annotate");
     if (!sel || !path) return false;
@@ -337,10 +363,12 @@ export class DrawController extends EventTarget {
       });
     const all = rings.flat();
     const c = centroid(rings.length === 1 ? rings[0]! : all);
-    const fontSize = Math.max(6, Math.min(200, Math.round(px)));
+    // World units (client.md 10.2), about 10% of the region's span (never under 6 px at this zoom).
+    const scale = cv?.scale ?? 1;
+    const fontSize = Math.max(6, Math.min(200, px)) / scale;
     // The text's anchor is its top-left: centre it roughly on the centroid.
-    const half = fontSize / 2 / (cv?.scale ?? 1);
-    const w = (this.category.length * fontSize * 0.3) / (cv?.scale ?? 1);
+    const half = fontSize / 2;
+    const w = this.category.length * fontSize * 0.3;
     await this.createShape({
       kind: "text",
       points: [[c[0] - w, c[1] - half]],
@@ -409,6 +437,10 @@ export class DrawController extends EventTarget {
    * `custom.annotate_cells`) with their categories' counts, re-read when the data versions move.
    */
   async syncRegionSets(dataKey: string): Promise<void> {
+    if (this.regionsLocal) {
+      this.regionSets = localRegionSets(this.host.source);
+      return;
+    }
     this.checkSession();
     const sid = this.host.currentId;
     const key = `${sid}|${dataKey}`;
@@ -508,7 +540,7 @@ export class DrawController extends EventTarget {
       color: DEFAULT_STROKE,
       fill: null,
       stroke_width: 2,
-      font_size: 16,
+      font_size: 16 / (this.canvases.get("spatial")?.scale || 1),
       dash: "solid" as const,
       arrow_start: false,
       arrow_end: body.kind === "arrow",
