@@ -64,6 +64,59 @@ describe("shape annotations", () => {
     expect((await mcp.ok<{ shapes: unknown[] }>("list_shape_annotations")).shapes).toEqual([]);
   });
 
+  it("takes client.md's stroke and fill objects and stores them as the API's style fields", async () => {
+    const add = await mcp.ok<{ shape_id: string; status: string }>("add_shape_annotation", {
+      geometry: {
+        kind: "line",
+        points: [
+          [0, 0],
+          [20, 5],
+        ],
+      },
+      stroke: { color: "#00ffaa", width: 3, dash: "dotted", arrowStart: true, arrowSize: 18, z: -1 },
+    });
+    expect(add.status).toBe("completed");
+    const box = await mcp.ok<{ shape_id: string; status: string }>("add_shape_annotation", {
+      geometry: {
+        kind: "box",
+        points: [
+          [0, 0],
+          [9, 9],
+        ],
+      },
+      fill: { color: "#112233", alpha: 0.6, z: 2 },
+    });
+    const { shapes } = await mcp.ok<{ shapes: Record<string, unknown>[] }>("list_shape_annotations");
+    expect(shapes.find((s) => s.id === add.shape_id)).toMatchObject({
+      color: "#00ffaa",
+      stroke_width: 3,
+      dash: "dotted",
+      arrow_start: true,
+      arrow_end: false,
+      arrow_size: 18,
+      stroke_z: -1,
+    });
+    expect(shapes.find((s) => s.id === box.shape_id)).toMatchObject({
+      fill: "#112233",
+      fill_alpha: 0.6,
+      fill_z: 2,
+    });
+    // A bad value is the API's message naming the field.
+    const bad = await mcp.call("add_shape_annotation", {
+      geometry: {
+        kind: "box",
+        points: [
+          [0, 0],
+          [9, 9],
+        ],
+      },
+      fill: { color: "#112233", alpha: 3 },
+    });
+    expect(bad.isError).toBe(true);
+    expect((bad.content[0] as { text: string }).text).toMatch(/fill_alpha must be a number in \[0, 1\]/);
+    for (const id of [add.shape_id, box.shape_id]) await mcp.ok("delete_shape_annotation", { shape_id: id });
+  });
+
   it("bad geometry and an unknown shape id are tool errors", async () => {
     const bad = await mcp.call("add_shape_annotation", { geometry: { kind: "star", points: [[0, 0]] } });
     expect(bad.isError).toBe(true);

@@ -34,20 +34,57 @@ export const listShapes = tool<{ session_id?: string }>({
   },
 });
 
+/** The stroke of client.md 10.3, as the tool takes it. */
+interface StrokeArg {
+  color?: string;
+  width?: number;
+  dash?: string;
+  arrowStart?: boolean;
+  arrowEnd?: boolean;
+  arrowSize?: number;
+  z?: number;
+}
+
+/** The fill of client.md 10.3 (or a bare colour, or null for none). */
+type FillArg = string | null | { enabled?: boolean; color?: string; alpha?: number; z?: number };
+
 /** The arguments of `add_shape_annotation`. */
 interface AddArgs {
   session_id?: string;
   label?: string;
   geometry: { kind: string; points: [number, number][] };
-  stroke?: { color?: string; width?: number };
-  fill?: string | null;
+  stroke?: StrokeArg;
+  fill?: FillArg;
+}
+
+/** client.md's nested stroke and fill as the API's flat fields (absent ones left to the API's defaults). */
+function styleFields(stroke: StrokeArg | undefined, fill: FillArg | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    color: stroke?.color ?? "#ffcc00",
+    stroke_width: stroke?.width ?? 2,
+  };
+  const put = (k: string, v: unknown) => {
+    if (v !== undefined) out[k] = v;
+  };
+  put("dash", stroke?.dash);
+  put("arrow_start", stroke?.arrowStart);
+  put("arrow_end", stroke?.arrowEnd);
+  put("arrow_size", stroke?.arrowSize);
+  put("stroke_z", stroke?.z);
+  if (fill === undefined || fill === null || typeof fill === "string") out.fill = fill ?? null;
+  else {
+    out.fill = fill.enabled === false ? null : (fill.color ?? out.color);
+    put("fill_alpha", fill.alpha);
+    put("fill_z", fill.z);
+  }
+  return out;
 }
 
 /** `add_shape_annotation`: one markup shape (default stroke yellow #ffcc00, width 2). */
 export const addShape = tool<AddArgs>({
   name: "add_shape_annotation",
   description:
-    "Adds one markup shape in world coordinates: geometry {kind: arrow|line|box|polygon|ellipse|text, points: [[x,y],…]}, an optional label, stroke {color, width} (default #ffcc00, 2) and fill. Needs the edit lock.",
+    "Adds one markup shape in world coordinates: geometry {kind: arrow|line|box|polygon|ellipse|text, points: [[x,y],…]}, an optional label, stroke {color, width, dash, arrowStart, arrowEnd, arrowSize, z} (default #ffcc00, 2) and fill (a colour or {enabled, color, alpha, z}). Needs the edit lock.",
   inputSchema: {
     type: "object",
     required: ["geometry"],
@@ -72,9 +109,34 @@ export const addShape = tool<AddArgs>({
       stroke: {
         type: "object",
         additionalProperties: false,
-        properties: { color: { type: "string", maxLength: 32 }, width: { type: "number" } },
+        properties: {
+          color: { type: "string", maxLength: 32 },
+          width: { type: "number" },
+          dash: { type: "string", enum: ["solid", "dashed", "dotted"] },
+          arrowStart: { type: "boolean" },
+          arrowEnd: { type: "boolean" },
+          arrowSize: { type: "number", description: "Arrow head length, screen pixels." },
+          z: { type: "integer", description: "Paint order; below 0 beneath the cells." },
+        },
       },
-      fill: { type: ["string", "null"], maxLength: 32 },
+      fill: {
+        description:
+          "A colour #rrggbb, null for none, or {enabled, color, alpha, z} (alpha 0–1, default 0.25).",
+        anyOf: [
+          { type: "string", maxLength: 32 },
+          { type: "null" },
+          {
+            type: "object",
+            additionalProperties: false,
+            properties: {
+              enabled: { type: "boolean" },
+              color: { type: "string", maxLength: 32 },
+              alpha: { type: "number" },
+              z: { type: "integer" },
+            },
+          },
+        ],
+      },
     },
   },
   async run(a, ctx) {
@@ -83,9 +145,7 @@ export const addShape = tool<AddArgs>({
       kind: a.geometry.kind,
       points: a.geometry.points,
       text: a.label ?? null,
-      color: a.stroke?.color ?? "#ffcc00",
-      stroke_width: a.stroke?.width ?? 2,
-      fill: a.fill ?? null,
+      ...styleFields(a.stroke, a.fill),
     };
     return edited(queueShapeEdit(session, { op: "create", body }), ctx);
   },
