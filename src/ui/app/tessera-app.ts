@@ -723,7 +723,8 @@ export class TesseraApp extends LitElement {
         app_state: app,
         queue: [],
         fields,
-        figures: {},
+        // The Plots view shows the figures the checkpoint holds (client.md 17.1).
+        figures: Object.fromEntries(src.cp.sidecar.figures.map((f) => [f.plot_id, { ...f.formats }])),
         data_versions: {},
       };
       this.displays = this.withAutoDisplays(app.displays, fields);
@@ -1197,6 +1198,23 @@ export class TesseraApp extends LitElement {
     };
   }
 
+  private localEdits = 0;
+
+  /**
+   * A browser-local edit of the serverless viewer (client.md 17.5): bump the version of `path` (a
+   * local column the canvases then re-read; null: only the hidden cells changed) and restyle every
+   * display with `restyle`. Nothing is sent anywhere.
+   */
+  localEdit(path: string | null, restyle?: (d: DisplaySpec) => DisplaySpec): void {
+    const st = this.state;
+    if (this.mode !== "serverless" || !st) return;
+    const dv = { ...st.data_versions, ...(path ? { [path]: (st.data_versions[path] ?? 0) + 1 } : {}) };
+    this.state = { ...st, data_versions: dv };
+    // Every local edit moves the data key, so the canvases refresh (hidden cells have no field).
+    this.dataKey = JSON.stringify([dv, ++this.localEdits]);
+    if (restyle) this.displays = this.displays.map(restyle);
+  }
+
   private onDisplayChange(spec: DisplaySpec, viewportOnly: boolean): void {
     this.displays = this.displays.map((d) => (d.id === spec.id ? spec : d));
     if (this.bridge && !viewportOnly) this.bridge.displayChanged(payloadOf(spec));
@@ -1619,7 +1637,7 @@ export class TesseraApp extends LitElement {
                   .controls=${!this.embed}
                   .followViewport=${this.embed || this.mode === "serverless"}
                   @canvas-error=${(e: CustomEvent) => this.toast("error", String(e.detail))}
-                >${this.mode === "live" ? html`<tessera-canvas-overlay kind="embedding" .controller=${this.draw} .dataKey=${this.dataKey} .watch=${[this.state, this.presence]}></tessera-canvas-overlay>` : nothing}</tessera-embedding-canvas>`
+                >${this.mode === "live" || this.mode === "serverless" ? html`<tessera-canvas-overlay kind="embedding" .controller=${this.draw} .dataKey=${this.dataKey} .watch=${[this.state, this.presence]}></tessera-canvas-overlay>` : nothing}</tessera-embedding-canvas>`
               : this.renderNoEmbedding()
             : this.view === "plots"
               ? html`<tessera-plots-view .app=${this} .state=${st}></tessera-plots-view>`

@@ -225,7 +225,7 @@ export class TesseraAnalysisSidebar extends LitElement {
 
   private async fullLog(row: HistoryRow): Promise<void> {
     const sid = this.sid;
-    if (!sid || !this.app || this.fullLogs[row.id] !== undefined) return;
+    if (!sid || !this.app || this.fullLogs[row.id] !== undefined || this.app.mode === "serverless") return;
     if (["pending", "queued", "running"].includes(row.status)) return;
     const own = (row as HistEntry).log;
     if (typeof own === "string" && own) {
@@ -431,7 +431,11 @@ export class TesseraAnalysisSidebar extends LitElement {
     return html`<div class="hlist" data-testid=${plots ? "plot-history" : "compute-history"}>
         ${rows.length ? rows.map((r) => this.renderRow(r, blocked)) : html`<div class="muted">${plots ? "No plots yet." : "No analysis steps yet."}</div>`}
       </div>
-      <div class="hfoot">
+      ${this.app?.mode === "serverless" ? nothing : this.renderFooter(blocked, plots, pending)}`;
+  }
+
+  private renderFooter(blocked: string | null, plots: boolean, pending: number): TemplateResult {
+    return html`<div class="hfoot">
         ${
           pending
             ? html`<button data-testid="run-all-pending" ?disabled=${!!blocked} title=${blocked ?? "Queue every pending step"}
@@ -618,11 +622,19 @@ export class TesseraAnalysisSidebar extends LitElement {
     const st = this.state;
     if (!app) return nothing;
     const blocked = editBlockedReason(app);
-    const tabs: SidebarTab[] = [
-      { id: "compute", label: "Compute", render: () => this.renderLists(blocked) },
-      { id: "plots", label: "Plots", render: () => this.renderLists(blocked) },
-      ...this.extraTabs,
-    ];
+    // The serverless viewer (client.md 17.1): the compute history to read, and the Regions tab
+    // labelling into browser-local columns (17.5); nothing else there can change anything.
+    const local = app.mode === "serverless";
+    const tabs: SidebarTab[] = local
+      ? [
+          { id: "compute", label: "Compute", render: () => this.renderLists(blocked) },
+          ...this.extraTabs.filter((t) => t.id === "regions"),
+        ]
+      : [
+          { id: "compute", label: "Compute", render: () => this.renderLists(blocked) },
+          { id: "plots", label: "Plots", render: () => this.renderLists(blocked) },
+          ...this.extraTabs,
+        ];
     const cur = tabs.find((t) => t.id === this.tab) ?? tabs[0]!;
     const row = this.selected
       ? [...(st?.app_state.compute_history ?? []), ...(st?.app_state.plots ?? [])].find(
@@ -641,7 +653,7 @@ export class TesseraAnalysisSidebar extends LitElement {
         </div>
         ${st ? cur.render() : html`<div class="muted">No session open.</div>`}
         ${
-          st
+          st && !local
             ? html`<div class="ssession">
                 <div>${st.summary.name}</div>
                 <div class="muted">${st.summary.status} · ${Math.round(st.summary.resident_mb)} MB · ${st.summary.saved ? "saved" : "unsaved changes"}</div>

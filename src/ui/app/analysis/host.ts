@@ -6,7 +6,7 @@
  * the frame received it), so the frame keeps one EventSource for everyone.
  */
 import type { AppState } from "../../../sdk/io/checkpoint/app-state.js";
-import type { SourceFields } from "../../data-source.js";
+import type { DataSource, SourceFields } from "../../data-source.js";
 import type { ApiClient } from "../../http.js";
 import type { AppEvent } from "../events.js";
 
@@ -52,6 +52,10 @@ export interface AppHost extends EventTarget {
   presence: PanelPresence;
   myPublic: string;
   readonly canEdit: boolean;
+  /** `live`, or `serverless` for a checkpoint read in the browser (read-only; no API). */
+  readonly mode?: string;
+  /** Where the canvases read from (the serverless viewer's figures come from it). */
+  readonly source?: DataSource | null;
   toast(kind: "info" | "error", text: string): void;
   selectSession(id: string): Promise<void>;
 }

@@ -9,9 +9,44 @@ import { html, LitElement, nothing, type PropertyValues, type TemplateResult } f
 import type { PlotEntry } from "../../../sdk/io/checkpoint/app-state.js";
 import { type AppHost, editBlockedReason, type PanelSessionState, sessionPath } from "./host.js";
 
-/** The URL of a plot's figure (the byte length busts the browser cache after a redraw). */
-export function figureUrl(app: AppHost, state: PanelSessionState, plotId: string, fmt: string): string {
+/** Object URLs of figures read from a checkpoint (serverless viewer), by source, plot and format. */
+const checkpointFigures = new Map<string, string | Promise<void>>();
+
+/**
+ * The URL of a plot's figure (the byte length busts the browser cache after a redraw). In the
+ * serverless viewer the figure is one range read of the checkpoint, served as an object URL: empty
+ * until it has been read, then `onReady` is called so the caller renders again.
+ */
+export function figureUrl(
+  app: AppHost,
+  state: PanelSessionState,
+  plotId: string,
+  fmt: string,
+  onReady?: () => void,
+): string {
   const v = state.figures[plotId]?.[fmt] ?? 0;
+  const src = app.source;
+  if (app.mode === "serverless" && src) {
+    const key = `${src.id}\u0000${plotId}\u0000${fmt}`;
+    const have = checkpointFigures.get(key);
+    if (typeof have === "string") return have;
+    if (!have)
+      checkpointFigures.set(
+        key,
+        src
+          .getPlotFigure(plotId, fmt as "svg" | "png" | "pdf")
+          .then((blob) => {
+            if (blob) checkpointFigures.set(key, URL.createObjectURL(blob));
+            else checkpointFigures.delete(key);
+            onReady?.();
+          })
+          .catch((e) => {
+            checkpointFigures.delete(key);
+            app.toast("error", `Could not read the figure of ${plotId}: ${(e as Error).message}`);
+          }),
+      );
+    return "";
+  }
   return app.api.url(
     sessionPath(state.summary.id, `/plots/${encodeURIComponent(plotId)}/figure?fmt=${fmt}&v=${v}`),
   );
@@ -106,11 +141,11 @@ export class TesseraPlotLightbox extends LitElement {
       <div class="lb-bar">
         <span><b>${p.namespace}.${p.function}</b> <span class="muted">${i + 1} / ${list.length}</span></span>
         <span style="flex:1"></span>
-        ${fmts.map((f) => html`<a class="dl" data-download=${f} href=${figureUrl(app, st, p.id, f)} download=${`${p.function}.${f}`}>${f.toUpperCase()}</a>`)}
+        ${fmts.map((f) => html`<a class="dl" data-download=${f} href=${figureUrl(app, st, p.id, f, () => this.requestUpdate())} download=${`${p.function}.${f}`}>${f.toUpperCase()}</a>`)}
         <button data-action="close-lightbox" title="Close (Esc)" @click=${() => this.close()}>✕</button>
       </div>
       <button class="lb-nav lb-prev" data-action="prev" title="Previous (←)" @click=${() => this.step(-1)}>‹</button>
-      <div class="lb-plate">${fmt ? html`<img data-testid="lightbox-figure" alt=${p.function} src=${figureUrl(app, st, p.id, fmt)} />` : nothing}</div>
+      <div class="lb-plate">${fmt ? html`<img data-testid="lightbox-figure" alt=${p.function} src=${figureUrl(app, st, p.id, fmt, () => this.requestUpdate())} />` : nothing}</div>
       <button class="lb-nav lb-next" data-action="next" title="Next (→)" @click=${() => this.step(1)}>›</button>
     </div>`;
   }
@@ -168,7 +203,7 @@ export class TesseraPlotsView extends LitElement {
                 fmt
                   ? html`<button class="pthumb" title="Open" @click=${() => {
                       this.open = p.id;
-                    }}><img alt=${p.function} src=${figureUrl(app, st, p.id, fmt)} loading="lazy" /></button>`
+                    }}><img alt=${p.function} src=${figureUrl(app, st, p.id, fmt, () => this.requestUpdate())} loading="lazy" /></button>`
                   : html`<div class="pthumb pempty">
                       <span class="muted">${p.status === "invalidated" ? "Out of date" : p.status === "drawn" ? "No saved figure" : p.status}</span>
                       ${

@@ -266,7 +266,7 @@ export class DrawPanel extends LitElement {
   override render(): TemplateResult {
     const c = this.controller;
     if (!c) return html``;
-    const ro = c.readOnlyReason;
+    const ro = c.tabReadOnlyReason;
     return html`${
       ro
         ? html`<div class="note" data-testid="unavailable">

@@ -6,11 +6,12 @@
 import { html, nothing, type TemplateResult } from "lit";
 import { categoryColors } from "../../../sdk/display/encoding.js";
 import { type DrawController, PRESET_COLORS } from "./draw-controller.js";
+import { hideInRegion, localEditsOf, showAllCells } from "./regions-local.js";
 import { renderDrawButtons } from "./subset-panel.js";
 
 /** The Regions tab's body. */
 export function renderRegionsPanel(c: DrawController): TemplateResult {
-  const ro = c.readOnlyReason;
+  const ro = c.tabReadOnlyReason;
   const obsCats = (c.host.state?.fields.obs ?? []).filter((o) => o.kind === "categorical").map((o) => o.name);
   const onEmbedding = c.drawing?.canvas === "embedding";
   const n = c.count;
@@ -65,7 +66,10 @@ export function renderRegionsPanel(c: DrawController): TemplateResult {
       />
     </div>
     ${renderDrawButtons(c)}
-    <label class="check" title=${onEmbedding ? "Only a region drawn on the spatial canvas can be outlined" : ""}>
+    ${
+      c.regionsLocal
+        ? nothing
+        : html`<label class="check" title=${onEmbedding ? "Only a region drawn on the spatial canvas can be outlined" : ""}>
       <input
         type="checkbox"
         data-testid="annotate-region"
@@ -77,7 +81,8 @@ export function renderRegionsPanel(c: DrawController): TemplateResult {
         }}
       />
       Annotate region (outline and label as shapes)
-    </label>
+    </label>`
+    }
     <button
       class="primary wide"
       data-testid="apply-label"
@@ -87,8 +92,25 @@ export function renderRegionsPanel(c: DrawController): TemplateResult {
     >
       Apply label (n=${n ?? 0})
     </button>
+    ${c.regionsLocal ? renderLocalTools(c) : nothing}
     ${renderRegionSets(c)}
   `;
+}
+
+/** Serverless viewer: labels stay in this browser; cells in the region can be hidden and shown. */
+function renderLocalTools(c: DrawController): TemplateResult {
+  const hidden = localEditsOf(c.host.source)?.hiddenCount ?? 0;
+  return html`<div class="muted small" data-testid="regions-local-note">
+      Labels become columns in this browser only: colour by them, they are lost on reload.
+    </div>
+    <div class="row">
+      <button data-testid="hide-cells" ?disabled=${!c.count} @click=${() => hideInRegion(c)}>
+        Hide cells in region
+      </button>
+      <button data-testid="show-cells" ?disabled=${!hidden} @click=${() => showAllCells(c)}>
+        Show all${hidden ? ` (${hidden.toLocaleString()} hidden)` : ""}
+      </button>
+    </div>`;
 }
 
 /** The region sets with their categories, colours and counts; a click isolates a category. */

@@ -11,7 +11,7 @@ import type { DrawController } from "./draw-controller.js";
 /** Draw / Finish region / Clear, and what is drawn so far. */
 export function renderDrawButtons(c: DrawController): TemplateResult {
   const d = c.drawing;
-  const ro = c.readOnlyReason;
+  const ro = c.tabReadOnlyReason;
   const where = d
     ? d.canvas === "spatial"
       ? "spatial canvas"
