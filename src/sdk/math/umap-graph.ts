@@ -11,11 +11,8 @@
  * kNN inputs are n × k row-major (`knn.ts` layout: self first, ascending distance).
  */
 import { allocArray, type SparseMatrix } from "../data/arrays.js";
+import { onSharedMemory, runRowKernel } from "./row-threads.js";
 import { allocIndex } from "./sparse.js";
-
-const SMOOTH_K_TOLERANCE = 1e-5;
-const MIN_K_DIST_SCALE = 1e-3;
-const FLOAT32_MAX = 3.4028234663852886e38;
 
 /**
  * umap-learn's `smooth_knn_dist`: per row ρ (distance to the `localConnectivity`-th non-zero
@@ -29,19 +26,63 @@ export function smoothKnnDist(
   localConnectivity = 1,
   bandwidth = 1,
 ): { sigmas: Float32Array; rhos: Float32Array } {
-  const target = Math.log2(k) * bandwidth;
   const rhos = new Float32Array(n);
   const sigmas = new Float32Array(n);
+  smoothKnnRows(
+    dists,
+    null,
+    k,
+    0,
+    n,
+    nIter,
+    localConnectivity,
+    Math.log2(k) * bandwidth,
+    meanDistance(dists, n, k),
+    sigmas,
+    rhos,
+    null,
+  );
+  return { sigmas, rhos };
+}
+
+/** The mean of all n × k distances (σ's floor for rows whose ρ is 0). */
+function meanDistance(dists: Float32Array, n: number, k: number): number {
   let total = 0;
-  for (let i = 0; i < n * k; i++) total += dists[i];
-  const meanAll = total / (n * k);
+  for (let i = 0; i < n * k; i++) total += dists[i]!;
+  return total / (n * k);
+}
+
+/**
+ * `smoothKnnDist` of rows i0…i1−1 (σ and ρ into `sigmas`, `rhos`), and with `indices` and `vals`
+ * given, each row's membership strengths exp(−(d − ρ)/σ) into vals[i·k + j] (0 for the row itself, a
+ * missing neighbour, or a strength of 0: the entries the graph leaves out), in float32 arithmetic as
+ * umap's numba kernel. Self-contained (its source runs in worker threads as is), so rows can be
+ * shared among threads with the same result.
+ */
+export function smoothKnnRows(
+  dists: Float32Array,
+  indices: Int32Array | null,
+  k: number,
+  i0: number,
+  i1: number,
+  nIter: number,
+  localConnectivity: number,
+  target: number,
+  meanAll: number,
+  sigmas: Float32Array,
+  rhos: Float32Array,
+  vals: Float32Array | null,
+): void {
+  const TOLERANCE = 1e-5; // SMOOTH_K_TOLERANCE
+  const MIN_SCALE = 1e-3; // MIN_K_DIST_SCALE
+  const F32_MAX = 3.4028234663852886e38;
   const nonZero = new Float64Array(k);
-  for (let i = 0; i < n; i++) {
+  for (let i = i0; i < i1; i++) {
     const row = i * k;
     let nz = 0;
     let rowSum = 0;
     for (let j = 0; j < k; j++) {
-      const v = dists[row + j];
+      const v = dists[row + j]!;
       rowSum += v;
       if (v > 0) nonZero[nz++] = v;
     }
@@ -50,41 +91,52 @@ export function smoothKnnDist(
       const index = Math.floor(localConnectivity);
       const interp = localConnectivity - index;
       if (index > 0) {
-        rho = nonZero[index - 1];
-        if (interp > SMOOTH_K_TOLERANCE) rho += interp * (nonZero[index] - nonZero[index - 1]);
-      } else rho = interp * nonZero[0];
+        rho = nonZero[index - 1]!;
+        if (interp > TOLERANCE) rho += interp * (nonZero[index]! - nonZero[index - 1]!);
+      } else rho = interp * nonZero[0]!;
     } else if (nz > 0) {
-      for (let j = 0; j < nz; j++) rho = Math.max(rho, nonZero[j]);
+      for (let j = 0; j < nz; j++) rho = Math.max(rho, nonZero[j]!);
     }
     rho = Math.fround(rho);
     rhos[i] = rho;
     let lo = 0;
-    let hi = FLOAT32_MAX;
+    let hi = F32_MAX;
     let mid = 1;
     for (let it = 0; it < nIter; it++) {
       let psum = 0;
       for (let j = 1; j < k; j++) {
-        const d = dists[row + j] - rho;
+        const d = dists[row + j]! - rho;
         psum += d > 0 ? Math.exp(-(d / mid)) : 1;
       }
-      if (Math.abs(psum - target) < SMOOTH_K_TOLERANCE) break;
+      if (Math.abs(psum - target) < TOLERANCE) break;
       if (psum > target) {
         hi = mid;
         mid = (lo + hi) / 2;
       } else {
         lo = mid;
-        if (hi >= FLOAT32_MAX) mid *= 2;
+        if (hi >= F32_MAX) mid *= 2;
         else mid = (lo + hi) / 2;
       }
     }
     let sigma = mid;
     if (rho > 0) {
       const meanRow = rowSum / k;
-      if (sigma < MIN_K_DIST_SCALE * meanRow) sigma = MIN_K_DIST_SCALE * meanRow;
-    } else if (sigma < MIN_K_DIST_SCALE * meanAll) sigma = MIN_K_DIST_SCALE * meanAll;
+      if (sigma < MIN_SCALE * meanRow) sigma = MIN_SCALE * meanRow;
+    } else if (sigma < MIN_SCALE * meanAll) sigma = MIN_SCALE * meanAll;
     sigmas[i] = sigma;
+    if (!indices || !vals) continue;
+    const sg = sigmas[i]!;
+    for (let j = 0; j < k; j++) {
+      const c = indices[row + j]!;
+      let v = 0;
+      if (c >= 0 && c !== i) {
+        // float32 arithmetic as umap's numba kernel: (d − ρ) and σ are float32 there.
+        const diff = Math.fround(dists[row + j]! - rho);
+        v = diff <= 0 || sg === 0 ? 1 : Math.fround(Math.exp(-(diff / sg)));
+      }
+      vals[row + j] = v;
+    }
   }
-  return { sigmas, rhos };
 }
 
 /** A CSR matrix from per-row sorted (col, value) lists, float32 values, zeros dropped. */
@@ -204,27 +256,87 @@ export function fuzzySimplicialSet(
   k: number,
   opts: { setOpMixRatio?: number; localConnectivity?: number } = {},
 ): SparseMatrix {
-  const { sigmas, rhos } = smoothKnnDist(dists, n, k, 64, opts.localConnectivity ?? 1);
+  const strengths = new Float32Array(n * k);
+  smoothKnnRows(
+    dists,
+    indices,
+    k,
+    0,
+    n,
+    64,
+    opts.localConnectivity ?? 1,
+    Math.log2(k),
+    meanDistance(dists, n, k),
+    new Float32Array(n),
+    new Float32Array(n),
+    strengths,
+  );
+  return fuzzyFromStrengths(indices, strengths, n, k, opts.setOpMixRatio ?? 1);
+}
+
+/**
+ * `fuzzySimplicialSet` with the per-row part (σ, ρ, membership strengths: most of its time, the
+ * binary searches' exponentials) shared among `threads` threads; the same result.
+ */
+export async function fuzzySimplicialSetAsync(
+  indices: Int32Array,
+  dists: Float32Array,
+  n: number,
+  k: number,
+  threads: number,
+  signal?: AbortSignal,
+): Promise<SparseMatrix> {
+  if (threads < 2 || n * k < MIN_THREADED_ENTRIES || typeof SharedArrayBuffer === "undefined")
+    return fuzzySimplicialSet(indices, dists, n, k);
+  const shared = <T extends Float32Array | Int32Array>(a: T): T => {
+    if (onSharedMemory(a)) return a;
+    const Ctor = a.constructor as new (b: SharedArrayBuffer) => T;
+    const out = new Ctor(new SharedArrayBuffer(a.byteLength));
+    out.set(a as never);
+    return out;
+  };
+  const d = shared(dists);
+  const ind = shared(indices);
+  const sigmas = new Float32Array(new SharedArrayBuffer(4 * n));
+  const rhos = new Float32Array(new SharedArrayBuffer(4 * n));
+  const strengths = new Float32Array(new SharedArrayBuffer(4 * n * k));
+  const meanAll = meanDistance(d, n, k);
+  const target = Math.log2(k);
+  const bounds = Array.from({ length: threads + 1 }, (_, p) => Math.floor((n * p) / threads));
+  await runRowKernel(
+    smoothKnnRows,
+    bounds,
+    (p) => [d, ind, k, bounds[p], bounds[p + 1], 64, 1, target, meanAll, sigmas, rhos, strengths],
+    signal,
+  );
+  return fuzzyFromStrengths(indices, strengths, n, k, 1);
+}
+
+/** Fewer kNN entries than this and a worker's start costs more than the rows' share saves. */
+const MIN_THREADED_ENTRIES = 300_000;
+
+/** The fuzzy set from per-entry membership strengths (0: no edge): union (mix 1) or a mix with the intersection. */
+function fuzzyFromStrengths(
+  indices: Int32Array,
+  strengths: Float32Array,
+  n: number,
+  k: number,
+  mix: number,
+): SparseMatrix {
   const rows = new Int32Array(n * k);
   const cols = new Int32Array(n * k);
   const vals = new Float64Array(n * k);
   let count = 0;
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < k; j++) {
-      const c = indices[i * k + j];
-      if (c < 0 || c === i) continue;
-      const d = dists[i * k + j];
-      // float32 arithmetic as umap's numba kernel: (d − ρ) and σ are float32 there.
-      const diff = Math.fround(d - rhos[i]);
-      const v = diff <= 0 || sigmas[i] === 0 ? 1 : Math.fround(Math.exp(-(diff / sigmas[i])));
+      const v = strengths[i * k + j]!;
       if (v === 0) continue;
       rows[count] = i;
-      cols[count] = c;
+      cols[count] = indices[i * k + j]!;
       vals[count++] = v;
     }
   }
   const a = csrFromTriplets(n, rows, cols, vals, count);
-  const mix = opts.setOpMixRatio ?? 1;
   if (mix === 1) return symmetrise(n, a, "union");
   // General mix: ratio · union + (1 − ratio) · intersection (product).
   const union = symmetrise(n, a, "union");

@@ -8,7 +8,12 @@ import {
   knnExact,
 } from "../../../src/sdk/math/knn.js";
 import { Rng } from "../../../src/sdk/math/rng.js";
-import { fuzzySimplicialSet, gaussKnn, smoothKnnDist } from "../../../src/sdk/math/umap-graph.js";
+import {
+  fuzzySimplicialSet,
+  fuzzySimplicialSetAsync,
+  gaussKnn,
+  smoothKnnDist,
+} from "../../../src/sdk/math/umap-graph.js";
 
 /** n points in d dims around 10 centres (a PCA-like space). */
 function clustered(n: number, d: number, seed = 2): Float32Array {
@@ -238,6 +243,35 @@ describe("umap fuzzy simplicial set", () => {
     const a = dir(i, j);
     const b = dir(j, i);
     expect(w.get(`${i},${j}`)).toBeCloseTo(a + b - a * b, 6);
+  });
+
+  it("on two threads (rows shared out) gives the one-thread connectivities exactly", async () => {
+    // 24,000 rows × 15 is over the threaded path's threshold; the rows need not be a true kNN graph.
+    const big = 24000;
+    const rng = new Rng(4);
+    const ind = new Int32Array(big * k);
+    const dist = new Float32Array(big * k);
+    for (let i = 0; i < big; i++) {
+      ind[i * k] = i;
+      let acc = rng.next() < 0.05 ? 0 : 0.5 * rng.next(); // a few rows with duplicates at distance 0
+      for (let j = 1; j < k; j++) {
+        ind[i * k + j] = j === k - 1 && i % 97 === 0 ? -1 : Math.floor(rng.next() * big);
+        acc += rng.next();
+        dist[i * k + j] = acc;
+      }
+    }
+    const one = fuzzySimplicialSet(ind, dist, big, k);
+    const two = await fuzzySimplicialSetAsync(ind, dist, big, k, 2);
+    // Counted mismatches (deep equality of 360,000-entry arrays is slow in the matcher).
+    const differ = (x: ArrayLike<number | bigint>, y: ArrayLike<number | bigint>) => {
+      let bad = Math.abs(x.length - y.length);
+      for (let e = 0; e < Math.min(x.length, y.length); e++) if (x[e] !== y[e]) bad++;
+      return bad;
+    };
+    expect(differ(two.indptr, one.indptr)).toBe(0);
+    expect(differ(two.indices, one.indices)).toBe(0);
+    expect(differ(two.data, one.data)).toBe(0);
+    expect(one.indices.length).toBeGreaterThan(big * (k - 1));
   });
 
   it("gauss kernel: symmetric union of the kNN edges with the adaptive-width weights", () => {

@@ -12,7 +12,7 @@ import type { OpContext } from "../../../sdk/jobs/operation.js";
 import { type KnnGraph, type KnnMetric, knnAsync } from "../../../sdk/math/knn.js";
 import { assertFinite } from "../../../sdk/math/knn-graph.js";
 import { Rng } from "../../../sdk/math/rng.js";
-import { fuzzySimplicialSet, gaussDense, gaussKnn } from "../../../sdk/math/umap-graph.js";
+import { fuzzySimplicialSetAsync, gaussDense, gaussKnn } from "../../../sdk/math/umap-graph.js";
 import { pcaTableChange, runPca } from "./pca.js";
 
 /** Parameters of `neighbors`. */
@@ -261,7 +261,7 @@ export async function neighbors(sd: SpatialData, params: NeighborsParams, ctx: O
     distances = distancesMatrix(g);
     connectivities =
       method === "umap"
-        ? fuzzySimplicialSet(g.indices, g.distances, n, k)
+        ? await fuzzySimplicialSetAsync(g.indices, g.distances, n, k, ctx.threads, ctx.signal)
         : gaussKnn(g.indices, g.distances, n, k);
   }
 
