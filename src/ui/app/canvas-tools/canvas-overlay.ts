@@ -101,7 +101,8 @@ export class CanvasOverlay extends LitElement {
   private canvasEl: CanvasBase | null = null;
   private drag: Drag | null = null;
   private lastCamera = "";
-  private underlayKey = "";
+  /** The parts beneath the cells last sent to the canvas, and the zoom they were laid out at. */
+  private underlay: { parts: readonly ShapePart[]; scale: number } = { parts: [], scale: Number.NaN };
 
   private readonly onChange = () => this.requestUpdate();
   private readonly onView = () => {
@@ -149,7 +150,7 @@ export class CanvasOverlay extends LitElement {
     this.canvasEl?.removeEventListener("edit-points-transform", this.onEditTransform);
     this.controller?.removeEventListener("change", this.onChange);
     if (this.controller?.canvas(this.kind) === this.canvasEl) this.controller?.attach(this.kind, null);
-    if (this.underlayKey) this.syncUnderlay([]);
+    if (this.underlay.parts.length) this.syncUnderlay([]);
     this.canvasEl = null;
   }
 
@@ -431,9 +432,14 @@ export class CanvasOverlay extends LitElement {
   private syncUnderlay(below: readonly ShapePart[]): void {
     const cv = this.canvasEl as (CanvasBase & { setUnderlay?: (l: Layer[]) => void }) | null;
     if (!cv?.setUnderlay) return;
-    const key = below.length ? JSON.stringify([below.map((p) => [p.shape, p.part]), cv.scale]) : "";
-    if (key === this.underlayKey) return;
-    this.underlayKey = key;
+    // Shapes are replaced, never mutated, on an edit: the same objects at the same zoom draw the same.
+    const prev = this.underlay;
+    const same =
+      prev.scale === cv.scale &&
+      prev.parts.length === below.length &&
+      below.every((p, i) => p.shape === prev.parts[i]!.shape && p.part === prev.parts[i]!.part);
+    if (same || (!below.length && !prev.parts.length)) return;
+    this.underlay = { parts: below, scale: cv.scale };
     cv.setUnderlay(below.length ? underlayLayers(below, cv) : []);
   }
 
