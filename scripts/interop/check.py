@@ -143,6 +143,15 @@ def check_spatialdata(case: dict) -> str:
     for e in inv["shapes"]:
         gdf = s.shapes[e["name"]]
         check(len(gdf) == e["n"], f"shapes[{e['name']!r}] has {len(gdf)} rows != {e['n']}")
+    for row in case.get("annotations") or []:
+        # The shape annotations element: every style column, with the values Tessera stored.
+        gdf = s.shapes["annotations"]
+        got = gdf.loc[row["id"]]
+        for k, want in row.items():
+            if k == "id":
+                continue
+            check(k in gdf.columns, f"annotations has no column {k!r} ({list(gdf.columns)})")
+            check(same_scalar(want, got[k]), f"annotations[{row['id']!r}].{k} = {got[k]!r}, Tessera stored {want!r}")
     cs = sorted(s.coordinate_systems)
     check(cs == sorted(inv["coordinate_systems"]), f"coordinate systems {cs} != {inv['coordinate_systems']}")
     fams = {f: len(inv[f]) for f in ("images", "labels", "points", "shapes", "tables") if inv[f]}

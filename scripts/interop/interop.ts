@@ -12,6 +12,7 @@
  *
  * Not part of `npm test`: the venv is not on a fresh machine. Install it with
  * `../shared/tools/scverse/install.sh` (Python found at `$SCVERSE_PYTHON`, else `/tmp/scverse/venv/bin/python`).
+ * Also the demo with a shape `annotations` element carrying every style field (each column compared).
  * Usage: `npm run interop [-- --keep] [-- NAME_FILTER]`.
  */
 import { spawnSync } from "node:child_process";
@@ -21,6 +22,14 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inventory } from "../../src/sdk/data/inventory.js";
+import {
+  ANNOTATIONS_ELEMENT,
+  parseShapeAnnotation,
+  readShapeAnnotations,
+  shapeAnnotationsElement,
+} from "../../src/sdk/data/shape-annotations.js";
+import { withElement } from "../../src/sdk/data/spatialdata.js";
+import { generateDemo } from "../../src/sdk/demo/generate.js";
 import { writeAnnDataZarr } from "../../src/sdk/io/anndata/write.js";
 import { writeCheckpoint } from "../../src/sdk/io/checkpoint/write.js";
 import { openData } from "../../src/sdk/io/open.js";
@@ -67,6 +76,43 @@ interface Case {
   /** Plain AnnData zarr folders written for AnnData inputs: table name → folder. */
   anndata: Record<string, string>;
   expected: { inventory: unknown; samples: unknown };
+  /** For the shape annotations case: each row of the `annotations` element as Tessera reads it back. */
+  annotations?: Record<string, unknown>[];
+}
+
+/** The demo with an `annotations` element holding every kind with non-default styles, as a case. */
+async function annotationsCase(out: string): Promise<Case> {
+  const sd0 = generateDemo({ nCells: 60, nGenes: 30, imageSize: 96, nTranscripts: 50 });
+  const bodies: Record<string, unknown>[] = [
+    { kind: "line", points: [[1, 2], [30, 40], [50, 10]], dash: "dashed", arrow_start: true, arrow_size: 18, stroke_z: -2 },
+    { kind: "arrow", points: [[5, 5], [20, 25]], color: "#ff00ff", dash: "dotted" },
+    { kind: "box", points: [[5, 5], [25, 15]], fill: "#00ff00", fill_alpha: 0.6, fill_z: -1, text: "band" },
+    { kind: "ellipse", points: [[40, 40], [60, 50]], rotation: 30, fill: "#123456", stroke_z: 4 },
+    { kind: "polygon", points: [[0, 0], [20, 0], [10, 20]], stroke_width: 3.5 },
+    { kind: "text", points: [[70, 70]], text: "look here", font_size: 12.5 },
+  ];
+  const shapes = bodies.map((b, i) => parseShapeAnnotation(b, `shape-${i}`));
+  const el = shapeAnnotationsElement(sd0, "table", shapes);
+  if (!el) throw new Error("no annotations element");
+  const sdata = withElement(sd0, "shapes", ANNOTATIONS_ELEMENT, el);
+  const zip = join(out, "tessera_annotations.sdata.zarr.zip");
+  await writeCheckpoint(sdata, zip, { workDir: out });
+  const folder = join(out, "tessera_annotations.sdata.zarr");
+  await extractZip(zip, folder);
+  const back = (await openData(zip)).sdata;
+  return {
+    name: "tessera/annotations (demo + every shape style)",
+    format: "checkpoint",
+    zip,
+    folder,
+    anndata: {},
+    expected: { inventory: inventory(back), samples: await valueSamples(back) },
+    annotations: readShapeAnnotations(back).map(({ points, rotation, ...rest }) => ({
+      ...rest,
+      points: JSON.stringify(points),
+      rotation: rotation ?? 0,
+    })),
+  };
 }
 
 async function main(): Promise<number> {
@@ -133,6 +179,16 @@ async function main(): Promise<number> {
       } catch (err) {
         failedToWrite++;
         console.log(`FAIL ${rel}: Tessera could not convert it: ${(err as Error).message}`);
+      }
+    }
+    // Shape annotations with every style field (client.md 10.3), on the demo: spatialdata must open the
+    // `annotations` element and find each column with the values Tessera stored.
+    if (!filter || "annotations".includes(filter)) {
+      try {
+        cases.push(await annotationsCase(out));
+      } catch (err) {
+        failedToWrite++;
+        console.log(`FAIL tessera/annotations: ${(err as Error).message}`);
       }
     }
     const manifest = join(out, "manifest.json");
