@@ -4,7 +4,10 @@
  * over the tissue image, y down as the image is shown).
  */
 import type { SpatialData } from "../../sdk/data/spatialdata.js";
+import type { Table } from "../../sdk/data/table.js";
+import { isUnsDict, unsGet } from "../../sdk/data/uns.js";
 import { type LinePanel, lineChart, type Series } from "../../sdk/figures/plots/line-chart.js";
+import type { MarkerShape } from "../../sdk/figures/plots/points-raster.js";
 import { scatterChart } from "../../sdk/figures/plots/scatter-chart.js";
 import type { OpContext, PlotResult } from "../../sdk/jobs/operation.js";
 import { asList, categoryColors, groupingRef, plotTable, ref } from "./access.js";
@@ -168,6 +171,52 @@ export interface SpatialScatterParams extends ScatterParams {
   img_alpha?: number | null;
   /** Draw one channel of the image (grey) instead of its composite. */
   img_channel?: number | null;
+  /**
+   * Spots drawn at their size in coordinate units, as squidpy's `shape`: `circle`, `square` or `hex`
+   * (Visium's hexagonal spots), of radius `size` × half of uns `spatial/<library_id>/scalefactors/
+   * spot_diameter_fullres` (`size` defaults to 1 then), or `size` coordinate units when uns has no
+   * spot diameter. `null` draws points of `size` pt² whatever the zoom (squidpy's `shape=None`).
+   * Default: `circle` when uns holds a spot diameter, else points.
+   */
+  shape?: MarkerShape | null;
+  /**
+   * Library in uns `spatial` whose spot diameter sizes the shapes; default the only one.
+   * @maxLength 256
+   */
+  library_id?: string | null;
+}
+
+/** uns `spatial/<library>/scalefactors/spot_diameter_fullres` (the only library's by default), when there is one. */
+function spotDiameter(t: Table, libraryId: string | null | undefined, op: string): number | undefined {
+  const spatial = unsGet(t.uns, "spatial");
+  const libs = isUnsDict(spatial) ? Object.keys(spatial.entries) : [];
+  if (libraryId != null && !libs.includes(libraryId))
+    throw new Error(`${op}: library_id "${libraryId}" is not in uns spatial (${libs.join(", ") || "none"})`);
+  const lib = libraryId ?? (libs.length === 1 ? libs[0] : undefined);
+  if (lib === undefined) return undefined;
+  const v = unsGet(t.uns, `spatial/${lib}/scalefactors/spot_diameter_fullres`);
+  const d =
+    typeof v === "number" ? v : v && typeof v === "object" && "data" in v ? Number(v.data[0]) : Number.NaN;
+  return Number.isFinite(d) && d > 0 ? d : undefined;
+}
+
+/** The marker a `shape` asks for, sized in coordinate units (see `SpatialScatterParams.shape`), or null for points. */
+function spotMarker(
+  t: Table,
+  p: SpatialScatterParams,
+  op: string,
+): { shape: MarkerShape; radius: number } | null {
+  if (p.shape !== undefined && p.shape !== null && !["circle", "square", "hex"].includes(p.shape))
+    throw new Error(`${op}: shape must be one of circle, square, hex or null (got "${String(p.shape)}")`);
+  const diameter = spotDiameter(t, p.library_id, op);
+  const shape = p.shape === undefined ? (diameter !== undefined ? "circle" : null) : p.shape;
+  if (shape === null) return null;
+  if (diameter !== undefined) return { shape, radius: (diameter / 2) * (p.size ?? 1) };
+  if (p.size == null || !(p.size > 0))
+    throw new Error(
+      `${op}: shape "${shape}" needs a spot size: uns spatial/<library_id>/scalefactors/spot_diameter_fullres or size (in coordinate units)`,
+    );
+  return { shape, radius: p.size };
 }
 
 /**
@@ -191,6 +240,7 @@ export async function spatial_scatter(
   if (params.img_alpha != null && !(params.img_alpha >= 0 && params.img_alpha <= 1))
     throw new Error(`${op}: img_alpha must be between 0 and 1 (got ${params.img_alpha})`);
   const imgName = params.img === false ? null : (params.img_key ?? imageNames(sd)[0] ?? null);
+  const marker = spotMarker(t, params, op);
   let drawn: string | null = null;
   const svg = await scatterChart({
     background: imgName
@@ -208,6 +258,7 @@ export async function spatial_scatter(
     y,
     panels,
     radius: markerRadius(params.size, x.length),
+    ...(marker ? { marker } : {}),
     alpha: params.alpha ?? undefined,
     ncols: params.ncols ?? 4,
     equalAspect: true,

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { colormapRgb } from "../../../src/sdk/figures/plots/colormaps.js";
 import { Tessera, type TesseraSession } from "../../../src/sdk/tessera.js";
-import { reference } from "../../fixtures.js";
+import { fixture, reference } from "../../fixtures.js";
 import { elementsOf, near, pdfFacts, pixelAt, rgbOf, textsOf } from "./pixels.js";
 
 let dataDir: string;
@@ -138,6 +138,70 @@ describe("squidpy pl plots through the engine", () => {
     const pts = elementsOf(f.svg, "circle", "point");
     expect(pts).toHaveLength(N);
     for (const c of clusters()) expect(textsOf(f.svg)).toContain(c);
+  });
+
+  it("spatial_scatter shapes: Visium spots drawn at their size in coordinate units as circles (the default with a spot diameter), squares and squidpy's flat-topped hexagons", async () => {
+    // squidpy's own Visium test data: 49 spots, uns spatial/V1_Adult_Mouse_Brain/scalefactors
+    await cp(fixture("squidpy-tests/test_data.h5ad"), join(dataDir, "visium.h5ad"));
+    const v = await t.open("visium.h5ad");
+    const vt = v.data.tables[Object.keys(v.data.tables)[0]!]!;
+    const spot = 89.44476048022638; // spot_diameter_fullres of the file
+    const xy = vt.obsm.spatial as unknown as { data: ArrayLike<number | bigint>; shape: number[] };
+    const n = xy.shape[0]!;
+    const xOf = (i: number) => Number(xy.data[i * 2]!); // int64 in the file
+    const drawIn = async (params: Record<string, unknown>) => {
+      const out = await v.run("pl.spatial_scatter", { img: false, ...params });
+      const id = (out.result as { plot_id: string }).plot_id;
+      return { svg: new TextDecoder().decode(await v.figure(id, "svg")), png: await v.figure(id, "png") };
+    };
+    // default: circles of radius spot/2 in data units; px per unit from two spots' centres
+    const circ = elementsOf((await drawIn({ color: "leiden" })).svg, "circle", "point").map((c) => ({
+      x: Number(c.cx),
+      y: Number(c.cy),
+      r: Number(c.r),
+    }));
+    expect(circ).toHaveLength(n);
+    const byX = [...Array(n).keys()].sort((a, b) => xOf(a) - xOf(b));
+    const [lo, hi] = [byX[0]!, byX[n - 1]!];
+    // points are drawn in plotting order; find each spot's circle by its position rank along x
+    const cx = circ.map((c) => c.x).sort((a, b) => a - b);
+    const pxPerUnit = (cx[n - 1]! - cx[0]!) / (xOf(hi) - xOf(lo));
+    for (const c of circ) expect(c.r).toBeCloseTo((spot / 2) * pxPerUnit, 2);
+    // size scales the spot (squidpy: spot_diameter_fullres · size · 0.5)
+    const half = elementsOf((await drawIn({ color: "leiden", size: 0.5 })).svg, "circle", "point");
+    expect(Number(half[0]!.r)).toBeCloseTo((spot / 4) * pxPerUnit, 2);
+    // squares: side = spot
+    const sq = elementsOf((await drawIn({ color: "leiden", shape: "square" })).svg, "rect", "point");
+    expect(sq).toHaveLength(n);
+    for (const r of sq) expect(Number(r.width)).toBeCloseTo(spot * pxPerUnit, 2);
+    // hexagons: six vertices at the spot radius from the centre, flat top and bottom
+    const hex = await drawIn({ color: "leiden", shape: "hex" });
+    const paths = elementsOf(hex.svg, "path", "point");
+    expect(paths).toHaveLength(n);
+    const r = (spot / 2) * pxPerUnit;
+    const centres: { x: number; y: number; fill: string }[] = [];
+    for (const p of paths) {
+      const pts = [...p.d!.matchAll(/[ML]([\d.-]+) ([\d.-]+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+      expect(pts).toHaveLength(6);
+      const x = pts.reduce((a, q) => a + q[0]!, 0) / 6;
+      const y = pts.reduce((a, q) => a + q[1]!, 0) / 6;
+      for (const q of pts) expect(Math.hypot(q[0]! - x, q[1]! - y)).toBeCloseTo(r, 1);
+      const ys = pts.map((q) => q[1]!).sort((a, b) => a - b);
+      expect(ys[1]! - ys[0]!).toBeLessThan(0.02); // two vertices on the top edge
+      centres.push({ x, y, fill: p.fill! });
+    }
+    expect(centres.map((c) => c.x).sort((a, b) => a - b)[0]).toBeCloseTo(cx[0]!, 1);
+    // PNG: the spot's colour at its centre and just inside its right vertex; white just above its
+    // flat top edge (at 0.93 r, inside a circle of the same radius), spots being 100 µm apart
+    for (const c of centres.slice(0, 5)) {
+      expect(near(await pixelAt(hex.png, c.x, c.y), rgbOf(c.fill), 6)).toBe(true);
+      expect(near(await pixelAt(hex.png, c.x + 0.8 * r, c.y), rgbOf(c.fill), 12)).toBe(true);
+      expect(near(await pixelAt(hex.png, c.x, c.y - 0.95 * r), [255, 255, 255], 12)).toBe(true);
+    }
+    await expect(v.run("pl.spatial_scatter", { shape: "star" })).rejects.toThrow(/circle|shape/);
+    await expect(v.run("pl.spatial_scatter", { shape: "hex", library_id: "nope" })).rejects.toThrow(
+      /library_id "nope"/,
+    );
   });
 
   it("the figure route serves svg, png and pdf over HTTP", async () => {

@@ -6,6 +6,35 @@
  */
 import sharp from "sharp";
 
+/** A marker's shape: a disc, an axis-aligned square, or squidpy's flat-topped hexagon (Visium spots). */
+export type MarkerShape = "circle" | "square" | "hex";
+
+/** √3, for the hexagon's edges. */
+const SQRT3 = Math.sqrt(3);
+
+/**
+ * Whether offset (dx, dy) from a marker's centre is inside it: a disc of radius r, a square of half
+ * side r, or the hexagon with vertices at (±r, 0) and (±r/2, ±r·√3/2) (squidpy's `_make_poly` with
+ * six vertices: flat top and bottom).
+ */
+export function insideMarker(shape: MarkerShape, dx: number, dy: number, r: number): boolean {
+  if (shape === "square") return Math.abs(dx) <= r && Math.abs(dy) <= r;
+  if (shape === "hex") {
+    const ax = Math.abs(dx);
+    const ay = Math.abs(dy);
+    return ay <= (r * SQRT3) / 2 && SQRT3 * ax + ay <= SQRT3 * r;
+  }
+  return dx * dx + dy * dy <= r * r;
+}
+
+/** The hexagon's six vertices around (cx, cy), circumradius r (see `insideMarker`). */
+export function hexagonVertices(cx: number, cy: number, r: number): [number, number][] {
+  return [0, 1, 2, 3, 4, 5].map((i) => {
+    const a = (Math.PI / 6) * (1 + 2 * i);
+    return [cx + r * Math.sin(a), cy + r * Math.cos(a)];
+  });
+}
+
 /** Scatter plots with more points than this draw them as a raster. */
 export const VECTOR_POINT_CAP = 20_000;
 
@@ -19,8 +48,10 @@ export interface RasterPoints {
   readonly order?: ArrayLike<number>;
   /** RGB of point i. */
   readonly rgb: (i: number) => readonly [number, number, number];
-  /** Disc radius in px. */
+  /** Disc radius in px (half the side of a square, the circumradius of a hexagon). */
   readonly radius: number;
+  /** Marker shape (squidpy's `circle`, `square`, `hex`). @default "circle" */
+  readonly shape?: MarkerShape;
   /** Opacity 0–1. @default 1 */
   readonly alpha?: number;
   /** Pixels per px (2 for a 144 dpi figure). @default 2 */
@@ -35,7 +66,7 @@ export async function rasterPoints(p: RasterPoints): Promise<Uint8Array> {
   const buf = new Uint8ClampedArray(w * h * 4);
   const r = Math.max(0.5, p.radius * s);
   const ri = Math.ceil(r);
-  const r2 = r * r;
+  const shape = p.shape ?? "circle";
   const a = Math.max(0, Math.min(1, p.alpha ?? 1));
   const n = p.order ? p.order.length : p.x.length;
   for (let k = 0; k < n; k++) {
@@ -52,7 +83,7 @@ export async function rasterPoints(p: RasterPoints): Promise<Uint8Array> {
       const dy = y + 0.5 - cy;
       for (let x = x0; x <= x1; x++) {
         const dx = x + 0.5 - cx;
-        if (dx * dx + dy * dy > r2) continue;
+        if (!insideMarker(shape, dx, dy, r)) continue;
         const o = (y * w + x) * 4;
         const da = buf[o + 3]! / 255;
         const oa = a + da * (1 - a);

@@ -5,11 +5,11 @@
  * drawn into an embedded PNG (see `points-raster.ts`).
  */
 import { parseHexColor, toHexColor } from "../../display/encoding.js";
-import { circle, group, image, svgDocument } from "../svg.js";
+import { circle, group, image, path, rect, svgDocument } from "../svg.js";
 import { bottomAxis, frame, leftAxis, panelTitle } from "./axes.js";
 import { colormapRgb, normalizer } from "./colormaps.js";
 import { categoryLegend, colorbar, type Sized } from "./legend.js";
-import { rasterPoints, VECTOR_POINT_CAP } from "./points-raster.js";
+import { hexagonVertices, type MarkerShape, rasterPoints, VECTOR_POINT_CAP } from "./points-raster.js";
 import { extent, linearScale, padded } from "./scale.js";
 
 /** How a panel colours its points. */
@@ -44,8 +44,13 @@ export interface ScatterChartSpec {
   x: ArrayLike<number>;
   y: ArrayLike<number>;
   panels: readonly ScatterPanel[];
-  /** Point radius in px. */
+  /** Point radius in px (a marker's size on the page, whatever the zoom: scanpy's `s`). */
   radius: number;
+  /**
+   * Markers sized in data units instead (squidpy's `shape`: Visium spots drawn at their real size):
+   * `radius` in coordinate units (half a square's side, a hexagon's circumradius); wins over `radius`.
+   */
+  marker?: { shape: MarkerShape; radius: number };
   /** Opacity 0–1. @default 1 */
   alpha?: number;
   /** Panels per row. @default 4 */
@@ -108,6 +113,9 @@ export async function scatterChart(spec: ScatterChartSpec): Promise<string> {
     const sx = linearScale([x0, x1], [ox, ox + pw]);
     const sy = linearScale([y0, y1], spec.invertY ? [oy, oy + ph] : [oy + ph, oy]);
     const { rgb, order, legend } = colouring(panel.coloring, n, na, ox + pw + 14, oy);
+    const shape = spec.marker?.shape ?? "circle";
+    // a marker in data units covers this many px (equal aspect: the same along y)
+    const radius = spec.marker ? spec.marker.radius * Math.abs(sx(x0 + 1) - sx(x0)) : spec.radius;
     const parts: string[] = [];
     if (panel.title) parts.push(panelTitle(panel.title, ox + pw / 2, oy - 10));
     if (bgPng) {
@@ -136,7 +144,8 @@ export async function scatterChart(spec: ScatterChartSpec): Promise<string> {
         y: py,
         order,
         rgb,
-        radius: spec.radius,
+        radius,
+        shape,
         alpha: spec.alpha,
       });
       parts.push(image(ox, oy, pw, ph, png, { class: "points-raster" }));
@@ -148,9 +157,14 @@ export async function scatterChart(spec: ScatterChartSpec): Promise<string> {
         const cx = sx(spec.x[i]!);
         const cy = sy(spec.y[i]!);
         if (!Number.isFinite(cx) || !Number.isFinite(cy)) continue;
-        dots.push(
-          circle(cx, cy, spec.radius, { class: "point", fill: toHexColor(rgb(i)), "fill-opacity": op }),
-        );
+        const style = { class: "point", fill: toHexColor(rgb(i)), "fill-opacity": op };
+        if (shape === "square") dots.push(rect(cx - radius, cy - radius, 2 * radius, 2 * radius, style));
+        else if (shape === "hex") {
+          const d = hexagonVertices(cx, cy, radius)
+            .map(([x, y], v) => `${v === 0 ? "M" : "L"}${x.toFixed(2)} ${y.toFixed(2)}`)
+            .join("");
+          dots.push(path(`${d}Z`, style));
+        } else dots.push(circle(cx, cy, radius, style));
       }
       parts.push(group(dots, { class: "points" }));
     }
