@@ -131,7 +131,7 @@ export async function drawDisplay(inp: DrawInputs): Promise<RenderedFigure> {
   const showPoints = se ? se.show_points : true;
   const mode = se ? se.render_mode : "points";
   if (showPoints && !drewPolygons && mode !== "shapes" && nIn) {
-    const square = se?.point_marker === "square";
+    const marker = se?.point_marker ?? "circle";
     const rgba = colors.rgba;
     if (nIn > POINT_VECTOR_CAP) {
       stats.rasterized_points = true;
@@ -150,7 +150,7 @@ export async function drawDisplay(inp: DrawInputs): Promise<RenderedFigure> {
           rgba[o + 1]!,
           rgba[o + 2]!,
           Math.round(rgba[o + 3]! * enc.opacity),
-          square,
+          marker,
         );
       }
       layers.push(image(0, 0, W, H, await rasterToPng(img), { class: "cells-raster" }));
@@ -160,7 +160,7 @@ export async function drawDisplay(inp: DrawInputs): Promise<RenderedFigure> {
         const i = inView[j]!;
         const o = i * 4;
         marks.push({
-          shape: square ? "square" : "circle",
+          shape: marker,
           x: m[0] * xs[i]! + m[2],
           y: m[4] * ys[i]! + m[5],
           r: radiusPx,

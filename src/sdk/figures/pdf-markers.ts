@@ -9,14 +9,15 @@
  * svg-to-pdfkit, so the fast path can never change what is drawn, only how fast.
  */
 import type PDFDocument from "pdfkit";
+import type { PointMarker } from "./raster-points.js";
 import { num } from "./svg.js";
 
 /** One marker in drawing (user) units. */
 export interface Marker {
-  shape: "circle" | "square";
+  shape: PointMarker;
   x: number;
   y: number;
-  /** Radius, or half the side of a square. */
+  /** Radius, half the side of a square, or a hexagon's circumradius. */
   r: number;
   rgb: [number, number, number];
   /** 0–1. */
@@ -24,6 +25,9 @@ export interface Marker {
 }
 
 const OPEN = '<g class="markers"';
+
+/** A flat-topped hexagon of circumradius 1 (vertices at (±1, 0) and (±½, ±√3/2), as squidpy's Visium spots). */
+const UNIT_HEXAGON = "M1 0L0.5 0.866025L-0.5 0.866025L-1 0L-0.5 -0.866025L0.5 -0.866025Z";
 
 /** The group of markers (in this order, above what comes before it in the document). */
 export function markerGroup(marks: readonly Marker[], cls = "cells"): string {
@@ -34,7 +38,9 @@ export function markerGroup(marks: readonly Marker[], cls = "cells"): string {
     out +=
       m.shape === "square"
         ? `<rect x="${num(m.x - m.r)}" y="${num(m.y - m.r)}" width="${num(2 * m.r)}" height="${num(2 * m.r)}" fill="${fill}"${op}/>`
-        : `<circle cx="${num(m.x)}" cy="${num(m.y)}" r="${num(m.r)}" fill="${fill}"${op}/>`;
+        : m.shape === "hexagon"
+          ? `<path transform="translate(${num(m.x)} ${num(m.y)}) scale(${num(m.r)})" d="${UNIT_HEXAGON}" fill="${fill}"${op}/>`
+          : `<circle cx="${num(m.x)}" cy="${num(m.y)}" r="${num(m.r)}" fill="${fill}"${op}/>`;
   }
   return `${out}</g>`;
 }
@@ -43,6 +49,10 @@ const CIRCLE =
   /^<circle cx="([-\d.e]+)" cy="([-\d.e]+)" r="([-\d.e]+)" fill="rgb\((\d+),(\d+),(\d+)\)"(?: fill-opacity="([\d.e-]+)")?\/>/;
 const SQUARE =
   /^<rect x="([-\d.e]+)" y="([-\d.e]+)" width="([-\d.e]+)" height="[-\d.e]+" fill="rgb\((\d+),(\d+),(\d+)\)"(?: fill-opacity="([\d.e-]+)")?\/>/;
+
+const HEXAGON = new RegExp(
+  `^<path transform="translate\\(([-\\d.e]+) ([-\\d.e]+)\\) scale\\(([-\\d.e]+)\\)" d="${UNIT_HEXAGON}" fill="rgb\\((\\d+),(\\d+),(\\d+)\\)"(?: fill-opacity="([\\d.e-]+)")?\\/>`,
+);
 
 /** A document cut around its marker group, with the scale from user units to page points. */
 export interface SplitDocument {
@@ -66,11 +76,14 @@ export function splitMarkers(svg: string): SplitDocument | null {
     const rest = svg.slice(i, Math.min(end, i + 300));
     const c = CIRCLE.exec(rest);
     const q = c ? null : SQUARE.exec(rest);
-    const m = c ?? q;
+    const x = c || q ? null : HEXAGON.exec(rest);
+    const m = c ?? q ?? x;
     if (!m) return null;
     const opacity = m[7] === undefined ? 1 : Number(m[7]);
     const rgb: [number, number, number] = [Number(m[4]), Number(m[5]), Number(m[6])];
     if (c) markers.push({ shape: "circle", x: Number(c[1]), y: Number(c[2]), r: Number(c[3]), rgb, opacity });
+    else if (x)
+      markers.push({ shape: "hexagon", x: Number(x[1]), y: Number(x[2]), r: Number(x[3]), rgb, opacity });
     else {
       const h = Number(q![3]) / 2;
       markers.push({ shape: "square", x: Number(q![1]) + h, y: Number(q![2]) + h, r: h, rgb, opacity });
@@ -100,9 +113,11 @@ function f(v: number): string {
   return String(Math.round(v * 100) / 100);
 }
 
-/** Unit circle (four Béziers) and unit square paths, filled: the bodies of the marker forms. */
-function unitShape(shape: "circle" | "square"): string {
+/** Unit circle (four Béziers), square and hexagon paths, filled: the bodies of the marker forms. */
+function unitShape(shape: PointMarker): string {
   if (shape === "square") return "-1 -1 2 2 re\nf\n";
+  if (shape === "hexagon")
+    return "1 0 m\n0.5 0.866 l\n-0.5 0.866 l\n-1 0 l\n-0.5 -0.866 l\n0.5 -0.866 l\nh\nf\n";
   const k = KAPPA;
   return `1 0 m\n1 ${k} ${k} 1 0 1 c\n-${k} 1 -1 ${k} -1 0 c\n-1 -${k} -${k} -1 0 -1 c\n${k} -1 1 -${k} 1 0 c\nh\nf\n`;
 }
@@ -123,9 +138,9 @@ interface PdfDocInternals {
 export function drawMarkers(doc: typeof PDFDocument, marks: readonly Marker[], sx: number, sy: number): void {
   const d = doc as unknown as PdfDocInternals;
   const forms: Record<string, string> = {};
-  for (const shape of ["circle", "square"] as const) {
+  for (const shape of ["circle", "square", "hexagon"] as const) {
     if (!marks.some((m) => m.shape === shape)) continue;
-    const name = `TxMarker${shape === "circle" ? "C" : "S"}`;
+    const name = `TxMarker${shape === "circle" ? "C" : shape === "square" ? "S" : "H"}`;
     const form = d.ref({ Type: "XObject", Subtype: "Form", BBox: [-1, -1, 1, 1], Resources: {} });
     form.end(unitShape(shape));
     d.page.xobjects[name] = form;

@@ -8,6 +8,10 @@
  * draws one layer without depth test.
  */
 import sharp from "sharp";
+import { insideMarker } from "./plots/points-raster.js";
+
+/** The plots' name of the non-circle forms. */
+const HEX_OR_SQUARE = { square: "square", hexagon: "hex" } as const;
 
 /** Above this many cells in view the point layer is rasterised (client.md 14.2). */
 export const POINT_VECTOR_CAP = 60_000;
@@ -24,9 +28,12 @@ export function newRaster(width: number, height: number): RgbaRaster {
   return { width, height, data: new Uint8Array(width * height * 4) };
 }
 
+/** The marker forms of a display's `point_marker`. */
+export type PointMarker = "circle" | "square" | "hexagon";
+
 /**
- * Draws a disc (or a square when `square`) centred at (cx, cy) with radius `r`, all in raster
- * pixels, in colour (r, g, b) with alpha `a` (0–255). A pixel is covered when its centre is inside.
+ * Draws a disc, a square (half side `radius`) or a flat-topped hexagon (circumradius `radius`, as
+ * squidpy draws Visium spots: `insideMarker`) centred at (cx, cy), all in raster pixels, in colour (r, g, b) with alpha `a` (0–255). A pixel is covered when its centre is inside.
  * A marker smaller than a pixel covers the pixel its centre falls in.
  */
 export function drawMarker(
@@ -38,7 +45,7 @@ export function drawMarker(
   cg: number,
   cb: number,
   ca: number,
-  square = false,
+  shape: PointMarker = "circle",
 ): void {
   if (ca <= 0) return;
   const { width, height, data } = img;
@@ -58,7 +65,8 @@ export function drawMarker(
     const row = y * width;
     for (let x = x0; x <= x1; x++) {
       const dx = x + 0.5 - cx;
-      if (!square && dx * dx + dy * dy > r2) continue;
+      if (shape === "circle" ? dx * dx + dy * dy > r2 : !insideMarker(HEX_OR_SQUARE[shape], dx, dy, radius))
+        continue;
       blend(data, (row + x) * 4, cr, cg, cb, ca);
     }
   }

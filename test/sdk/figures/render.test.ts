@@ -10,8 +10,9 @@ import { describe, expect, it } from "vitest";
 import * as sdkColors from "../../../src/sdk/display/cell-colors.js";
 import { categoryColors, lutIndex, VIRIDIS_LUT } from "../../../src/sdk/display/encoding.js";
 import type { FieldData } from "../../../src/sdk/display/field-data.js";
-import { svgToPng } from "../../../src/sdk/figures/export.js";
+import { svgToPdf, svgToPng } from "../../../src/sdk/figures/export.js";
 import { apply } from "../../../src/sdk/figures/frame.js";
+import { drawMarker, newRaster } from "../../../src/sdk/figures/raster-points.js";
 import { renderDisplay } from "../../../src/sdk/figures/render.js";
 import type { RenderSource } from "../../../src/sdk/figures/render-source.js";
 import type { DisplaySpec } from "../../../src/sdk/io/checkpoint/app-state.js";
@@ -95,6 +96,36 @@ describe("render core", () => {
       if (data[o]! < 60 && data[o + 1]! < 60 && data[o + 2]! < 60) dark++;
     }
     expect(dark).toBe(200);
+  });
+
+  it("draws point_marker hexagon as a flat-topped hexagon (SVG, PNG, the PDF's marker form, the raster)", async () => {
+    const xs = Float32Array.from([100]);
+    const ys = Float32Array.from([75]);
+    const fig = await renderDisplay(memorySource(xs, ys, {}), {
+      display: spatial({ point_size: 40, point_marker: "hexagon" }),
+      viewport: { target: [100, 75], zoom: 1 }, // 2 px per µm: circumradius 20 µm = 40 px
+      widthPx: 400,
+      heightPx: 300,
+      dpi: 96,
+    });
+    expect(fig.svg).toMatch(/<path transform="translate\(200 150\) scale\(40\)"/);
+    const png = await svgToPng(fig.svg, { dpi: 96 });
+    const cell = await rgbAt(png, 200, 150);
+    const bg = await rgbAt(png, 5, 5);
+    expect(cell).not.toEqual(bg);
+    expect(await rgbAt(png, 200 + 36, 150)).toEqual(cell); // towards a vertex: inside
+    expect(await rgbAt(png, 200, 150 - 38)).toEqual(bg); // above the flat top (at 34.6 px): outside
+    expect(await rgbAt(png, 200, 150 - 30)).toEqual(cell);
+    const pdf = Buffer.from(await svgToPdf(fig.svg, { widthPt: fig.widthPt, heightPt: fig.heightPt }));
+    expect(pdf.includes("TxMarkerH")).toBe(true); // drawn by the marker fast path, as one form
+    // the raster form (above 60,000 cells): the same shape, its area (3√3/2)·r²
+    const img = newRaster(100, 100);
+    drawMarker(img, 50, 50, 40, 255, 0, 0, 255, "hexagon");
+    let covered = 0;
+    for (let i = 3; i < img.data.length; i += 4) if (img.data[i]! > 0) covered++;
+    expect(Math.abs(covered - ((3 * Math.sqrt(3)) / 2) * 1600) / covered).toBeLessThan(0.02);
+    expect(img.data[(50 * 100 + 88) * 4 + 3]).toBe(255); // (x 88.5, y 50.5): inside, near the right vertex
+    expect(img.data[(14 * 100 + 50) * 4 + 3]).toBe(0); // (50.5, 14.5): 35.5 above the centre, outside
   });
 
   it("rasterises more than 60,000 cells in view with the same colours", async () => {
