@@ -12,8 +12,14 @@
  * `X_umap` is PCA's first two components (the drawing is the same for any 2-d embedding), and
  * co-occurrence and Ripley's L (quadratic in cells; the peers skipped them at 200k) are computed on every
  * tenth cell (20,000): their plots draw curves whose size does not depend on the number of cells.
+ *
+ * The plots that read genes are then drawn twice more: reading X (a CSR column scan per plot, what a
+ * job did before) and reading the session's column mirror (`ctx.mirrorGene`, served from a checkpoint
+ * of the same table written here, as a session loaded from it serves its jobs). `--no-mirror` skips it.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as embedding from "../src/plugins/plots/embedding.js";
@@ -39,10 +45,14 @@ import { frameRows, matrixRows } from "../src/sdk/data/subset.js";
 import { makeTable } from "../src/sdk/data/table.js";
 import { generateDemo } from "../src/sdk/demo/generate.js";
 import { readH5ad } from "../src/sdk/io/anndata/read-h5ad.js";
+import { openCheckpoint, readGeneFromMirror } from "../src/sdk/io/checkpoint/read.js";
+import { writeCheckpoint } from "../src/sdk/io/checkpoint/write.js";
 import type { PlotResult } from "../src/sdk/jobs/operation.js";
 import { benchCtx } from "./context.js";
 
-const { values: args } = parseArgs({ options: { data: { type: "string", default: "/tmp/bench-data" } } });
+const { values: args } = parseArgs({
+  options: { data: { type: "string", default: "/tmp/bench-data" }, "no-mirror": { type: "boolean" } },
+});
 const ctx = benchCtx("table");
 const apply = (sd: SpatialData, c: Change) => applyChange(sd, c).sdata;
 const secs = (t0: number) => ((performance.now() - t0) / 1000).toFixed(2);
@@ -189,3 +199,61 @@ for (const [name, run] of cases) {
   }
 }
 console.log(`(${topRanked} ranked groups; RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB)`);
+
+if (!args["no-mirror"]) {
+  // The gene plots reading X against reading the column mirror of a checkpoint of this table.
+  const dir = await mkdtemp(join(tmpdir(), "tessera-bench-plots-"));
+  try {
+    t0 = performance.now();
+    const file = join(dir, "plots.sdata.zarr.zip");
+    await writeCheckpoint(sd, file);
+    const cp = await openCheckpoint(file);
+    console.log(`\ncheckpoint with the column mirror written and opened (${secs(t0)} s)`);
+    const cache = new Map<string, Float32Array>();
+    const mirrorCtx = {
+      ...ctx,
+      // what the session's reader does: the mirror read, then its cache (a viewer and the plots share it)
+      mirrorGene: async (table: string, gene: string) => {
+        const key = `${table}/${gene}`;
+        const hit = cache.get(key);
+        if (hit) return hit;
+        const v = await readGeneFromMirror(cp, table, gene);
+        cache.set(key, v);
+        return v;
+      },
+    };
+    const geneCases: [string, (c: typeof ctx) => Promise<PlotResult>][] = [
+      ["sc.pl.embedding (gene)", (c) => embedding.embedding(sd, { basis: "pca", color: top[0]! }, c)],
+      ["pl.spatial_scatter (gene)", (c) => sqSpatial.spatial_scatter(sd, { color: top[0]! }, c)],
+      ["sc.pl.violin", (c) => grouped.violin(sd, { keys: top[0]!, groupby }, c)],
+      ["sc.pl.dotplot", (c) => grouped.dotplot(sd, { var_names: top, groupby }, c)],
+      ["sc.pl.matrixplot", (c) => grouped.matrixplot(sd, { var_names: top, groupby }, c)],
+      ["sc.pl.heatmap", (c) => grouped.heatmap(sd, { var_names: top, groupby }, c)],
+      ["sc.pl.stacked_violin", (c) => grouped.stacked_violin(sd, { var_names: top, groupby }, c)],
+      ["sc.pl.rank_genes_groups_dotplot", (c) => rank.rank_genes_groups_dotplot(sd, { n_genes: 3 }, c)],
+    ];
+    const timed = async (run: () => Promise<PlotResult>) => {
+      const s0 = performance.now();
+      const c0 = process.cpuUsage();
+      await run();
+      const c = process.cpuUsage(c0);
+      return `${secs(s0).padStart(7)} ${((c.user + c.system) / 1e6).toFixed(2).padStart(7)}`;
+    };
+    console.log(
+      `${"gene plot".padEnd(40)} ${"X: s".padStart(7)} ${"CPU s".padStart(7)}   ${"mirror: s".padStart(9)} ${"CPU s".padStart(7)}`,
+    );
+    for (const [name, run] of geneCases) {
+      try {
+        const fromX = await timed(() => run(ctx));
+        // first mirror read of these genes (the cache is cleared so every plot pays its reads)
+        cache.clear();
+        const fromMirror = await timed(() => run(mirrorCtx));
+        console.log(`${name.padEnd(40)} ${fromX}   ${fromMirror.padStart(17)}`);
+      } catch (err) {
+        console.log(`${name.padEnd(40)} failed: ${(err as Error).message}`);
+      }
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
