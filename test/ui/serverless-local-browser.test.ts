@@ -297,8 +297,12 @@ d("serverless viewer: read-only gate and local affordances", () => {
     const create = page.getByRole("button", { name: /Create embedding view/ });
     await create.waitFor({ timeout: 30_000 });
     expect(await create.textContent()).toContain("X_custom");
+    // The form: the embedding and a colour (client.md 6.3).
+    await page.locator("[data-testid=new-embedding-color]").selectOption("obs:cell_type");
     await create.click();
-    await page.locator('tessera-embedding-canvas[data-ready="1"]').waitFor({ timeout: 60_000 });
+    await page.locator('tessera-embedding-canvas[data-ready="1"][data-color-by="obs:cell_type"]').waitFor({
+      timeout: 60_000,
+    });
     await shoot(page.locator("tessera-app"), join(SHOTS, "serverless-08-embedding-created.png"));
     await page.reload();
     // The link kept the view (embeddings); the spatial one is a click away.

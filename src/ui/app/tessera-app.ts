@@ -1646,26 +1646,41 @@ export class TesseraApp extends LitElement {
     `;
   }
 
+  /** The empty state of the Embeddings view: a Create embedding view form (client.md 6.3). */
   private renderNoEmbedding(): TemplateResult {
     const obsm = (this.state?.fields.obsm ?? []).filter((o) => o.name !== "spatial");
+    const obs = this.state?.fields.obs ?? [];
+    const value = (id: string) =>
+      (this.renderRoot.querySelector(`[data-testid=${id}]`) as HTMLSelectElement | null)?.value ?? "";
     return html`<div class="placeholder">
       <p>No embedding view configured…</p>
       ${
         obsm.length
           ? html`<p>
+              <select data-testid="new-embedding-key" title="Embedding" @change=${() => this.requestUpdate()}>
+                ${obsm.map((o) => html`<option value=${o.name}>${o.name}</option>`)}
+              </select>
+              <select data-testid="new-embedding-color" title="Colour by">
+                <option value="">colour: none</option>
+                ${obs.map((o) => html`<option value=${`obs:${o.name}`}>colour: ${o.name}</option>`)}
+              </select>
               <button
                 @click=${() => {
                   const spec: DisplaySpec = {
                     id: uuid(),
                     type: "embedding_canvas",
-                    encoding: { obsm_key: obsm[0]!.name, color_by: null },
+                    encoding: {
+                      obsm_key: value("new-embedding-key") || obsm[0]!.name,
+                      color_by: value("new-embedding-color") || null,
+                    },
                     viewport: { target: [], zoom: 0 },
                   };
+                  // Persisted when this browser may edit; local to the browser otherwise (serverless).
                   this.displays = [...this.displays, spec];
                   this.onDisplayChange(spec, false);
                 }}
               >
-                Create embedding view (${obsm[0]!.name})
+                Create embedding view (${value("new-embedding-key") || obsm[0]!.name})
               </button>
             </p>`
           : html`<p>Run PCA or UMAP to compute an embedding.</p>`
