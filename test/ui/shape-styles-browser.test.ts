@@ -78,11 +78,15 @@ async function addShape(id: string, body: Record<string, unknown>): Promise<stri
 }
 
 async function putShape(id: string, shape: ApiShape): Promise<void> {
-  const r = await ts.api(`/api/sessions/${id}/shape-annotations/${shape.id}`, {
-    method: "PUT",
-    json: shape,
-    clientId,
-  });
+  const r = await ts.api(
+    `/api/sessions/${id}/shape-annotations/${shape.id}`,
+    {
+      method: "PUT",
+      json: shape,
+      clientId,
+    },
+    240_000,
+  );
   expect(r.status, await r.clone().text()).toBe(200);
   const { job_id } = (await r.json()) as { job_id: string };
   expect((await ts.waitJob(id, job_id)).status).toBe("completed");
@@ -118,10 +122,13 @@ function proj(pt: number[], p = page): Promise<number[]> {
 async function grab(x: number, y: number, w: number, h: number, name: string, p = page): Promise<Pixels> {
   const b = (await p.locator("tessera-spatial-canvas").boundingBox())!;
   const { default: sharp } = await import("sharp");
-  const png = await p.screenshot({
-    path: join(SHOTS, `${name}.png`),
-    clip: { x: b.x + x, y: b.y + y, width: w, height: h },
-  });
+  const png = await p.screenshot(
+    {
+      path: join(SHOTS, `${name}.png`),
+      clip: { x: b.x + x, y: b.y + y, width: w, height: h },
+    },
+    240_000,
+  );
   const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, data: new Uint8Array(data) };
 }
@@ -153,16 +160,23 @@ beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   appDir = join(await mkdtemp(join(tmpdir(), "tessera-styles-")), "app");
   await buildWebApp({ outdir: appDir });
-  ts = await startTestServer({
-    demo: { nCells: 900, nGenes: 30, imageSize: 256, nTranscripts: 50 },
-    config: { staticDir: appDir },
-    plugins: ["tessera", "scanpy"],
-  });
+  ts = await startTestServer(
+    {
+      demo: { nCells: 900, nGenes: 30, imageSize: 256, nTranscripts: 50 },
+      config: { staticDir: appDir },
+      plugins: ["tessera", "scanpy"],
+    },
+    240_000,
+  );
   sid = await ts.openDemo();
-  const r = await ts.api(`/api/sessions/${sid}/displays/styles-spatial`, {
-    method: "PUT",
-    json: display(true),
-  });
+  const r = await ts.api(
+    `/api/sessions/${sid}/displays/styles-spatial`,
+    {
+      method: "PUT",
+      json: display(true),
+    },
+    240_000,
+  );
   expect(r.status, await r.clone().text()).toBe(200);
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
@@ -184,7 +198,7 @@ d("shape annotation styles", () => {
     const tool = (t: string) => page.locator(`[data-tool=${t}]`).click();
     const made = async (n: number) => {
       await expect.poll(async () => (await shapes()).length, { timeout: 30_000 }).toBe(n);
-      await expect.poll(() => controller<string>("(c) => c.tool")).toBe("select");
+      await expect.poll(() => controller<string>("(c) => c.tool"), { timeout: 20_000 }).toBe("select");
     };
     const z = async (testid: string, v: number) => {
       await page.locator(`[data-testid=${testid}]`).fill(String(v));
@@ -305,9 +319,11 @@ d("shape annotation styles", () => {
     const s0 = await controller<number>('(c) => c.canvas("spatial").scale');
     expect(await fontPx()).toBeCloseTo((byKind("text").font_size as number) * s0, 1);
     await page.locator('tessera-spatial-canvas [title="Zoom in"]').click();
-    await expect.poll(() => controller<number>('(c) => c.canvas("spatial").scale')).toBeGreaterThan(s0 * 1.2);
+    await expect
+      .poll(() => controller<number>('(c) => c.canvas("spatial").scale'), { timeout: 20_000 })
+      .toBeGreaterThan(s0 * 1.2);
     const s1 = await controller<number>('(c) => c.canvas("spatial").scale');
-    await expect.poll(fontPx).toBeCloseTo((byKind("text").font_size as number) * s1, 1);
+    await expect.poll(fontPx, { timeout: 20_000 }).toBeCloseTo((byKind("text").font_size as number) * s1, 1);
     await page.locator('tessera-spatial-canvas [title="Fit to data"]').click();
     // The editor of the line shows the fields it was given.
     await page.locator("[data-sidebar-tab=annotations]").click();
@@ -316,7 +332,7 @@ d("shape annotation styles", () => {
     expect(await page.locator("[data-testid=shape-arrow-start]").isChecked()).toBe(true);
     expect(await page.locator("[data-testid=shape-arrow-size]").inputValue()).toBe("24");
     await page.locator("tessera-app").screenshot({ path: join(SHOTS, "annotations-styles-line-editor.png") });
-  });
+  }, 240_000);
 
   it("shows a fill's blended colour over the cells, beneath them, and arrow heads and dashes in pixels", async () => {
     const id = await ts.openDemo("pixels");
@@ -360,34 +376,40 @@ d("shape annotation styles", () => {
     await putShape(id, { ...box, fill: "#ff0000", fill_alpha: 0.5, fill_z: 0 });
     await settled(1);
     await expect
-      .poll(async () => {
-        const over = await grab(inner[0]!, inner[1]!, inner[2]!, inner[3]!, "styles-box-fill-over");
-        let ok = 0;
-        for (let i = 0; i < n; i++) if (near(px(over, i), blend(px(clear, i), [255, 0, 0], 0.5), 8)) ok++;
-        return ok / n;
-      })
+      .poll(
+        async () => {
+          const over = await grab(inner[0]!, inner[1]!, inner[2]!, inner[3]!, "styles-box-fill-over");
+          let ok = 0;
+          for (let i = 0; i < n; i++) if (near(px(over, i), blend(px(clear, i), [255, 0, 0], 0.5), 8)) ok++;
+          return ok / n;
+        },
+        { timeout: 30_000 },
+      )
       .toBeGreaterThan(0.97);
 
     // Beneath the cells (fill_z −1): the background is blended, the cells keep their colour.
     await putShape(id, { ...box, fill: "#ff0000", fill_alpha: 0.5, fill_z: -1 });
     await settled(1);
     await expect
-      .poll(async () => {
-        const under = await grab(inner[0]!, inner[1]!, inner[2]!, inner[3]!, "styles-box-fill-under");
-        let bgBlended = 0;
-        let cellsKept = 0;
-        let cells = 0;
-        for (let i = 0; i < n; i++) {
-          const c = px(clear, i);
-          if (isBg(c)) {
-            if (near(px(under, i), blend(BG, [255, 0, 0], 0.5), 10)) bgBlended++;
-          } else if (!near(c, BG, 40)) {
-            cells++;
-            if (near(px(under, i), c, 10)) cellsKept++;
+      .poll(
+        async () => {
+          const under = await grab(inner[0]!, inner[1]!, inner[2]!, inner[3]!, "styles-box-fill-under");
+          let bgBlended = 0;
+          let cellsKept = 0;
+          let cells = 0;
+          for (let i = 0; i < n; i++) {
+            const c = px(clear, i);
+            if (isBg(c)) {
+              if (near(px(under, i), blend(BG, [255, 0, 0], 0.5), 10)) bgBlended++;
+            } else if (!near(c, BG, 40)) {
+              cells++;
+              if (near(px(under, i), c, 10)) cellsKept++;
+            }
           }
-        }
-        return [bgBlended / bgPixels > 0.9, cellsKept / cells > 0.85];
-      })
+          return [bgBlended / bgPixels > 0.9, cellsKept / cells > 0.85];
+        },
+        { timeout: 30_000 },
+      )
       .toEqual([true, true]);
 
     // Arrow heads: magenta pixels off the line's band at its end and at its start, none without heads.
@@ -427,10 +449,13 @@ d("shape annotation styles", () => {
     await putShape(id, { ...line, kind: "arrow", arrow_start: true, arrow_end: true, arrow_size: 30 });
     await settled(2);
     await expect
-      .poll(async () => {
-        const w = await wings("styles-line-arrows");
-        return [...w.end, ...w.start].every((c) => c > 20);
-      })
+      .poll(
+        async () => {
+          const w = await wings("styles-line-arrows");
+          return [...w.end, ...w.start].every((c) => c > 20);
+        },
+        { timeout: 30_000 },
+      )
       .toBe(true);
 
     // Dashes: along a solid line every pixel is magenta; dashed, about 4/7 of them (dash 4w, gap 3w).
@@ -448,17 +473,20 @@ d("shape annotation styles", () => {
     };
     await putShape(id, { ...line, stroke_width: 2 });
     await settled(2);
-    await expect.poll(() => along("styles-line-solid")).toBeGreaterThan(0.9);
+    await expect.poll(() => along("styles-line-solid"), { timeout: 30_000 }).toBeGreaterThan(0.9);
     await putShape(id, { ...line, stroke_width: 2, dash: "dashed" });
     await settled(2);
     await expect
-      .poll(async () => {
-        const f = await along("styles-line-dashed");
-        return f > 0.4 && f < 0.75;
-      })
+      .poll(
+        async () => {
+          const f = await along("styles-line-dashed");
+          return f > 0.4 && f < 0.75;
+        },
+        { timeout: 30_000 },
+      )
       .toBe(true);
     await page.locator("tessera-app").screenshot({ path: join(SHOTS, "annotations-styles-pixels.png") });
-  });
+  }, 240_000);
 
   it("refuses a bad style value with the field's message, in the API and in the app", async () => {
     const [first] = await shapes();
@@ -479,7 +507,7 @@ d("shape annotation styles", () => {
       .toContain('dash must be one of solid, dashed, dotted, got "wavy"');
     // Nothing was stored, and the canvas went back to the stored shape.
     expect((await shapes()).find((s) => s.id === first!.id)).toEqual(first);
-  });
+  }, 240_000);
 
   it("the serverless viewer draws the annotations of a saved checkpoint", async () => {
     const id = await ts.openDemo("to-save");
@@ -558,5 +586,5 @@ d("shape annotation styles", () => {
       await p.close();
       await site.close();
     }
-  });
+  }, 240_000);
 });
