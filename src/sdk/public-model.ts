@@ -63,6 +63,17 @@ export {
   matrixInfo,
 } from "./data/lazy.js";
 export {
+  type PackedBacking,
+  packStrings,
+  type RangeBacking,
+  rangeStrings,
+  type StringBacking,
+  stringAt,
+  stringCount,
+  stringLookup,
+  takeStrings,
+} from "./data/lazy-strings.js";
+export {
   coordinateSystems,
   type ElementKind,
   type ElementOfKind,

@@ -20,6 +20,7 @@ import {
 } from "../../data/arrays.js";
 import { type Column, type DataFrame, dataFrame } from "../../data/dataframe.js";
 import { type LazyMatrix, lazyMatrix, type MatrixSlot } from "../../data/lazy.js";
+import { compactStrings } from "../../data/lazy-strings.js";
 import {
   type AxisArray,
   makeTable,
@@ -219,7 +220,8 @@ export async function decodeDataFrame(node: AnnNode, ctx: Ctx): Promise<DataFram
   const indexName = typeof node.attrs._index === "string" ? node.attrs._index : "_index";
   const indexNode = await node.get(indexName);
   if (!indexNode) fail(node, `missing the index array "${indexName}" (named by the _index attribute)`);
-  const index = await decodeStringArray(indexNode);
+  // Obs names of a million cells kept as one byte buffer, not a million strings on the heap.
+  const index = compactStrings(await decodeStringArray(indexNode));
   let order = stringList(node.attrs["column-order"]);
   if (!order) {
     const kids = (await node.children()) ?? [];
