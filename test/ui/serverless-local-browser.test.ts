@@ -312,9 +312,9 @@ d("serverless viewer: read-only gate and local affordances", () => {
     await canvas.getByRole("button", { name: "Show controls" }).click();
     await canvas.getByRole("button", { name: "Cells" }).click();
     const options = await canvas.locator("[data-testid=color-by] option").allTextContents();
-    expect(options).not.toContain("zone (categorical)");
-    // The link still names the colouring: the column is missing, and the cells take the default.
-    expect(await canvas.getAttribute("data-missing")).toBe("obs:zone");
-    expect(options).toContain("zone (missing)");
+    expect(options.some((o) => o.startsWith("zone"))).toBe(false);
+    // The link left the local column's colouring out: the saved colouring shows, nothing is missing.
+    expect(await canvas.getAttribute("data-missing")).toBeNull();
+    expect(await canvas.getAttribute("data-color-by")).toBe("");
   });
 });

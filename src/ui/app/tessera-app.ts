@@ -880,12 +880,29 @@ export class TesseraApp extends LitElement {
     if (this.linkTimer) clearTimeout(this.linkTimer);
     this.linkTimer = setTimeout(() => {
       const link: ViewLink = { v: 1 };
+      // Columns local to this browser (client.md 17.5) are not in the checkpoint: a link leaves
+      // their colouring out, so whoever opens it sees the saved colouring, not a missing column.
+      const local = new Set(
+        ((this.source as { local?: { columnNames: string[] } } | null)?.local?.columnNames ?? []).map(
+          (n) => `obs:${n}`,
+        ),
+      );
       for (const d of this.displays) {
+        const enc = encodingDiff(
+          this.savedEncodings.get(d.id) ?? {},
+          d.encoding as unknown as Record<string, unknown>,
+        );
+        if (local.has(String(enc.color_by))) {
+          delete enc.color_by;
+          delete enc.isolated_category;
+        }
+        if (enc.category_colors && typeof enc.category_colors === "object") {
+          const cc = { ...(enc.category_colors as Record<string, unknown>) };
+          for (const k of local) delete cc[k];
+          enc.category_colors = cc;
+        }
         const part = {
-          enc: encodingDiff(
-            this.savedEncodings.get(d.id) ?? {},
-            d.encoding as unknown as Record<string, unknown>,
-          ),
+          enc,
           vp: {
             t: (d.viewport.target ?? []) as number[],
             z: d.viewport.zoom,
