@@ -78,15 +78,11 @@ async function addShape(id: string, body: Record<string, unknown>): Promise<stri
 }
 
 async function putShape(id: string, shape: ApiShape): Promise<void> {
-  const r = await ts.api(
-    `/api/sessions/${id}/shape-annotations/${shape.id}`,
-    {
-      method: "PUT",
-      json: shape,
-      clientId,
-    },
-    240_000,
-  );
+  const r = await ts.api(`/api/sessions/${id}/shape-annotations/${shape.id}`, {
+    method: "PUT",
+    json: shape,
+    clientId,
+  });
   expect(r.status, await r.clone().text()).toBe(200);
   const { job_id } = (await r.json()) as { job_id: string };
   expect((await ts.waitJob(id, job_id)).status).toBe("completed");
@@ -122,13 +118,10 @@ function proj(pt: number[], p = page): Promise<number[]> {
 async function grab(x: number, y: number, w: number, h: number, name: string, p = page): Promise<Pixels> {
   const b = (await p.locator("tessera-spatial-canvas").boundingBox())!;
   const { default: sharp } = await import("sharp");
-  const png = await p.screenshot(
-    {
-      path: join(SHOTS, `${name}.png`),
-      clip: { x: b.x + x, y: b.y + y, width: w, height: h },
-    },
-    240_000,
-  );
+  const png = await p.screenshot({
+    path: join(SHOTS, `${name}.png`),
+    clip: { x: b.x + x, y: b.y + y, width: w, height: h },
+  });
   const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, data: new Uint8Array(data) };
 }
@@ -160,23 +153,16 @@ beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   appDir = join(await mkdtemp(join(tmpdir(), "tessera-styles-")), "app");
   await buildWebApp({ outdir: appDir });
-  ts = await startTestServer(
-    {
-      demo: { nCells: 900, nGenes: 30, imageSize: 256, nTranscripts: 50 },
-      config: { staticDir: appDir },
-      plugins: ["tessera", "scanpy"],
-    },
-    240_000,
-  );
+  ts = await startTestServer({
+    demo: { nCells: 900, nGenes: 30, imageSize: 256, nTranscripts: 50 },
+    config: { staticDir: appDir },
+    plugins: ["tessera", "scanpy"],
+  });
   sid = await ts.openDemo();
-  const r = await ts.api(
-    `/api/sessions/${sid}/displays/styles-spatial`,
-    {
-      method: "PUT",
-      json: display(true),
-    },
-    240_000,
-  );
+  const r = await ts.api(`/api/sessions/${sid}/displays/styles-spatial`, {
+    method: "PUT",
+    json: display(true),
+  });
   expect(r.status, await r.clone().text()).toBe(200);
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
