@@ -7,11 +7,11 @@
  * only; styling is the display's persisted encoding.
  *
  * Files are written to a temporary name and renamed, the sidecar last, so a listed snapshot is whole.
- * The drawing and the three files are made on the figure thread (`snapshot-files.ts`); this thread
- * gathers the data and writes the bytes.
+ * The drawing and the three files are made and written on the figure thread (`snapshot-files.ts`);
+ * this thread gathers the data and writes the sidecar.
  */
 import { randomBytes } from "node:crypto";
-import { readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { BadRequestError, NotFoundError } from "../errors.js";
 import type { DisplaySpec, HistEntry } from "../io/checkpoint/app-state.js";
@@ -22,7 +22,7 @@ import { svgToPng } from "./export.js";
 import { onFigureThread } from "./figure-thread.js";
 import { checkRenderRequest, gatherDisplay, type RenderedFigure, type RenderStats } from "./render.js";
 import { type RenderSource, sessionRenderSource } from "./render-source.js";
-import { snapshotFiles } from "./snapshot-files.js";
+import { snapshotFiles, writeAtomic } from "./snapshot-files.js";
 
 /** Key of the PNG text chunk holding the sidecar JSON. */
 export const SNAPSHOT_PNG_KEY = "tessera:snapshot";
@@ -234,17 +234,6 @@ export function snapshotBase(dataset: string, now = new Date()): string {
   return `${stem}-${t}-${randomBytes(3).toString("hex")}`;
 }
 
-async function writeAtomic(path: string, bytes: Uint8Array | string): Promise<void> {
-  const tmp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
-  try {
-    await writeFile(tmp, bytes);
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
-
 /** Renders and writes a snapshot; returns the route's answer. */
 export async function createSnapshot(
   s: Session,
@@ -263,8 +252,10 @@ export async function createSnapshot(
   const history = s.appState.compute_history;
   const { inputs, display } = await gatherSnapshot(s, req, opts);
   const draft = snapshotSidecar(s, display, req, NOT_DRAWN, formats, history);
-  // drawn, converted and provenance-stamped on the figure thread; only the files' bytes come back
+  // drawn, converted, provenance-stamped and written on the figure thread
   const longest = Math.max(req.width_px, req.height_px);
+  const base = snapshotBase(s.name);
+  const at = (suffix: string) => join(dataDir, `${base}${suffix}`);
   const files = await onFigureThread(
     "snapshot",
     {
@@ -279,29 +270,15 @@ export async function createSnapshot(
         : null,
       pngDpi: formats.includes("png") ? req.dpi : null,
       thumbDpi: (THUMBNAIL_PX * 96) / longest,
+      paths: { pdf: at(".figure.pdf"), png: at(".figure.png"), thumb: at(".figure.thumb.png") },
     },
     snapshotFiles,
   );
   const sidecar = { ...draft, render: files.render };
-  const base = snapshotBase(s.name);
-  const at = (suffix: string) => join(dataDir, `${base}${suffix}`);
-  const targets: string[] = [];
-  const write = async (suffix: string, bytes: Uint8Array | null): Promise<void> => {
-    if (!bytes) return;
-    targets.push(at(suffix));
-    await writeAtomic(at(suffix), bytes);
-  };
-  const settled = await Promise.allSettled([
-    write(".figure.pdf", files.pdf),
-    write(".figure.png", files.png),
-    write(".figure.thumb.png", files.thumb),
-  ]);
-  const failed = settled.find((r) => r.status === "rejected");
   try {
-    if (failed) throw failed.reason;
     await writeAtomic(at(SIDECAR_SUFFIX), `${JSON.stringify(sidecar, null, 2)}\n`);
   } catch (err) {
-    await Promise.all(targets.map((p) => rm(p, { force: true })));
+    await Promise.all(files.written.map((p) => rm(p, { force: true })));
     throw err;
   }
   return { status: "ok", name: base, formats, rasterized_points: files.render.rasterized_points };
