@@ -9,10 +9,12 @@ import {
   type Categorical,
   type DenseArray,
   dense,
+  type StringArray,
   strings,
 } from "../../../../src/sdk/data/arrays.js";
 import { columnValue, dataFrame } from "../../../../src/sdk/data/dataframe.js";
 import type { PointsElement } from "../../../../src/sdk/data/elements.js";
+import { rangeStrings, stringAt } from "../../../../src/sdk/data/lazy-strings.js";
 import { readPoints } from "../../../../src/sdk/io/points/read.js";
 import { writePoints } from "../../../../src/sdk/io/points/write.js";
 import { fixture } from "../../../fixtures.js";
@@ -152,6 +154,35 @@ describe("writePoints", () => {
       expect(columnValue(back.frame.columns.genes!, i)).toBe(columnValue(genes, i));
     expect(back.transformations).toEqual(src.transformations);
     expect(back.featureKey).toBe("genes");
+  });
+
+  it("writes a range index as the same __null_dask_index__ column as its strings, and reads it back as a range", async () => {
+    const n = 30_000;
+    const x = allocArray("float32", n) as Float32Array;
+    const y = allocArray("float32", n) as Float32Array;
+    for (let i = 0; i < n; i++) {
+      x[i] = i * 0.5;
+      y[i] = n - i;
+    }
+    const element = (index: StringArray): PointsElement => ({
+      kind: "points",
+      name: "tx",
+      axes: ["x", "y"],
+      transformations: {},
+      frame: dataFrame(index, { x: dense(x), y: dense(y) }, "_index"),
+    });
+    const plain = strings(Array.from({ length: n }, (_, i) => String(i)));
+    const dir = await mkdtemp(join(tmpdir(), "tessera-points-range-"));
+    temps.push(dir);
+    const store = new FileSystemStore(dir);
+    await writePoints(store, "/points/a", element(plain));
+    await writePoints(store, "/points/b", element(rangeStrings(n)));
+    const file = (g: string) => readFile(join(dir, `points/${g}/points.parquet/part.0.parquet`));
+    expect(Buffer.compare(await file("a"), await file("b"))).toBe(0);
+    const zj = JSON.parse(await readFile(join(dir, "points/b/zarr.json"), "utf8"));
+    const back = await readPoints(store, "/points/b", zj.attributes, "tx");
+    expect(back.frame.index.backing).toEqual({ kind: "range", start: 0, step: 1 });
+    expect(stringAt(back.frame.index, n - 1)).toBe(String(n - 1));
   });
 
   it("round-trips every column kind exactly (int64 > 2^53, nulls, float32 xyz, named index)", async () => {
