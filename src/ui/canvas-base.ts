@@ -52,6 +52,9 @@ export const canvasStyles = css`
     position: absolute;
     inset: 0;
   }
+  :host([data-state="STALE"]) .deck {
+    opacity: 0.55;
+  }
   .overlay {
     position: absolute;
     pointer-events: none;
@@ -220,6 +223,13 @@ export const canvasStyles = css`
     grid-template-columns: repeat(5, 16px);
     gap: 3px;
   }
+  .panel .row.cat {
+    cursor: pointer;
+    border-radius: 3px;
+  }
+  .panel .row.cat.on {
+    outline: 1px solid var(--accent);
+  }
   .swatches span {
     width: 16px;
     height: 16px;
@@ -260,6 +270,8 @@ export abstract class CanvasBase extends LitElement {
     legend: { state: true },
     panelOpen: { state: true },
     panelTab: { state: true },
+    swatchTarget: { state: true },
+    stale: { state: true },
     fields: { state: true },
     geneHits: { state: true },
     zoomReadout: { state: true },
@@ -284,6 +296,10 @@ export abstract class CanvasBase extends LitElement {
   protected declare legend: Legend | null;
   protected declare panelOpen: boolean;
   protected declare panelTab: string;
+  /** The category the 3×5 swatch grid colours (client.md 5.5), chosen by clicking its row. */
+  protected declare swatchTarget: string | null;
+  /** The colour field is being read again after a version change (STALE). */
+  protected declare stale: boolean;
   protected declare fields: SourceFields | null;
   protected declare geneHits: string[];
   protected declare zoomReadout: number;
@@ -317,6 +333,8 @@ export abstract class CanvasBase extends LitElement {
     this.legend = null;
     this.panelOpen = false;
     this.panelTab = "cells";
+    this.swatchTarget = null;
+    this.stale = false;
     this.fields = null;
     this.geneHits = [];
     this.zoomReadout = 0;
@@ -439,6 +457,25 @@ export abstract class CanvasBase extends LitElement {
     }
   }
 
+  /** The colour layer's data state (client.md 5.7), shown as `data-state` on the canvas. */
+  private setDataState(s: "FRESH" | "LOADING" | "STALE" | "MISSING"): void {
+    this.dataset.state = s;
+    this.stale = s === "STALE";
+  }
+
+  /** The "updating" badge of a STALE colour layer (the deck is dimmed by the stylesheet meanwhile). */
+  protected renderDataState(): TemplateResult | typeof nothing {
+    return this.stale
+      ? html`<div
+          class="overlay badge"
+          data-testid="updating"
+          style="top:auto;right:auto;bottom:10px;left:50%;transform:translateX(-50%)"
+        >
+          updating
+        </div>`
+      : nothing;
+  }
+
   /** Report a problem to the host once (`canvas-error`; the app shows it as a toast). */
   private notify(message: string): void {
     this.dispatchEvent(new CustomEvent("canvas-error", { detail: message, bubbles: true, composed: true }));
@@ -466,7 +503,11 @@ export abstract class CanvasBase extends LitElement {
     let field: FieldData | null = null;
     if (path) {
       if (this.color.path !== path || this.color.version !== version || !this.color.field) {
-        this.status = "Loading colors…";
+        // A new version of the field drawn (a recompute): the old colours stay, dimmed, with an
+        // "updating" badge (STALE, client.md 5.7); a field not drawn yet says "Loading colors…".
+        const stale = this.color.path === path && this.color.field !== null;
+        this.setDataState(stale ? "STALE" : "LOADING");
+        if (!stale) this.status = "Loading colors…";
         try {
           field = await fieldCache.get(src, path, version);
         } catch (err) {
@@ -489,6 +530,7 @@ export abstract class CanvasBase extends LitElement {
     // take the default colouring, the legend names the unresolved field, and the host hears it once
     // for this (field, version) — the key caches the outcome, so redraws do not ask again.
     this.missing = path && !field ? path : null;
+    this.setDataState(this.missing ? "MISSING" : "FRESH");
     if (this.missing) this.dataset.missing = this.missing;
     else delete this.dataset.missing;
     if (this.missing)
@@ -673,7 +715,14 @@ export abstract class CanvasBase extends LitElement {
         lg?.kind === "categorical"
           ? html`<label>Category colours</label>
               ${lg.items.slice(0, 100).map(
-                (it) => html`<div class="row">
+                (it) => html`<div
+                  class="row cat ${this.swatchTarget === it.value ? "on" : ""}"
+                  data-category=${it.value}
+                  title="Select, then pick a swatch below"
+                  @click=${() => {
+                    this.swatchTarget = it.value;
+                  }}
+                >
                   <input
                     type="color"
                     .value=${it.color}
@@ -689,7 +738,23 @@ export abstract class CanvasBase extends LitElement {
                 </div>`,
               )}
               <div class="swatches">
-                ${CATEGORICAL_PALETTE.map((c) => html`<span style=${`background:${c}`} title=${c}></span>`)}
+                ${CATEGORICAL_PALETTE.map(
+                  (c) => html`<span
+                    style=${`background:${c}`}
+                    title=${this.swatchTarget === null ? `${c}: select a category above first` : `${c} for ${this.swatchTarget}`}
+                    data-swatch=${c}
+                    @click=${() => {
+                      const target = this.swatchTarget;
+                      if (target === null || !lg.items.some((x) => x.value === target)) return;
+                      this.editEncoding({
+                        category_colors: {
+                          ...(e.category_colors ?? {}),
+                          [cb]: { ...overrides, [target]: c },
+                        },
+                      });
+                    }}
+                  ></span>`,
+                )}
               </div>
               <button
                 @click=${() => {

@@ -333,7 +333,7 @@ export class EmbeddingCanvas extends CanvasBase {
       <div class="deck" style=${`background:${bg}`} @contextmenu=${(ev: Event) => ev.preventDefault()}></div>
       <slot></slot>
       ${this.status ? html`<div class="overlay status">${this.status}</div>` : nothing}
-      ${this.renderLegend()}
+      ${this.renderLegend()} ${this.renderDataState()}
       ${
         this.controls
           ? html`<div class="overlay zoombar"><button @click=${() => this.fitToData()}>Fit</button></div>

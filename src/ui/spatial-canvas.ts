@@ -810,7 +810,7 @@ export class SpatialCanvas extends CanvasBase {
             </div>`
           : nothing
       }
-      ${this.renderChannelLegend()} ${this.renderLegend()}
+      ${this.renderChannelLegend()} ${this.renderLegend()} ${this.renderDataState()}
       ${
         this.controls
           ? html`<div class="overlay zoombar">

@@ -155,6 +155,49 @@ d("web app fixes", () => {
     await page.locator('tessera-spatial-canvas[data-color-by="obs:kind"]:not([data-missing])').waitFor({
       timeout: 30_000,
     });
+    // A change of the drawn column (STALE, client.md 5.7): the old colours stay, dimmed with an
+    // "updating" badge, until the new version is read — never the "Loading colors…" of a first read.
+    await page.locator('tessera-spatial-canvas[data-state="FRESH"]').waitFor({ timeout: 30_000 });
+    await canvas.evaluate((el) => {
+      const seen: string[] = [];
+      (window as unknown as { seen: string[] }).seen = seen;
+      new MutationObserver(() => seen.push((el as HTMLElement).dataset.state ?? "")).observe(el, {
+        attributes: true,
+        attributeFilter: ["data-state"],
+      });
+    });
+    const r = await ts.api(`/api/sessions/${sid}/annotate`, {
+      method: "POST",
+      json: { region_set: "kind", category: "Tumor", cell_indices: [0, 1, 2] },
+      clientId,
+    });
+    expect(r.status, await r.clone().text()).toBe(200);
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { seen: string[] }).seen.join(",")), {
+        timeout: 30_000,
+      })
+      .toMatch(/STALE.*FRESH/);
+    expect(await page.evaluate(() => (window as unknown as { seen: string[] }).seen)).not.toContain(
+      "LOADING",
+    );
+    // The 3×5 swatch grid colours the category whose row was clicked (client.md 5.5).
+    await canvas.getByRole("button", { name: "Show controls" }).click();
+    await canvas.getByRole("button", { name: "Cells" }).click();
+    await canvas.locator('.row.cat[data-category="Tumor"] span').click();
+    await canvas.locator('[data-swatch="#17becf"]').click();
+    await expect
+      .poll(
+        async () =>
+          (
+            (await state()).app_state.displays[0]!.encoding.category_colors as Record<
+              string,
+              Record<string, string>
+            >
+          )?.["obs:kind"]?.Tumor,
+        { timeout: 30_000 },
+      )
+      .toBe("#17becf");
+    await canvas.getByRole("button", { name: "Minimize controls" }).click();
   });
 
   it("shows a plot redraw's live log, then its full log", async () => {
