@@ -24,6 +24,7 @@ export interface FigureOps {
   draw: [DrawInputs, RenderedFigure];
   pdf: [{ svg: string; options: PdfOptions }, Uint8Array];
   snapshot: [SnapshotFilesInput, SnapshotFilesOutput];
+  preview: [{ draw: DrawInputs; dpi: number }, Uint8Array];
 }
 
 /** A request to the figure thread. */

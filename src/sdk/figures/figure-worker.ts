@@ -1,19 +1,21 @@
 /**
  * The figure thread's entry (`figure-thread.ts` starts it): it answers `{ id, op, input }` messages by
  * running the op — `draw` (the render core's per-cell passes and rasters, `draw.ts`), `pdf` (SVG →
- * vector PDF, pdfkit's JavaScript) or `snapshot` (a snapshot's files, `snapshot-files.ts`) — and posting `{ id, ok, value }` or `{ id, ok: false, error }`.
+ * vector PDF, pdfkit's JavaScript), `snapshot` (a snapshot's files, `snapshot-files.ts`) or `preview`
+ * (a preview's PNG) — and posting `{ id, ok, value }` or `{ id, ok: false, error }`.
  * The cell arrays arrive on shared memory, so nothing large is copied to get here.
  */
 import { parentPort, threadId } from "node:worker_threads";
 import { drawDisplay } from "./draw.js";
 import { svgToPdfHere } from "./export.js";
 import type { FigureOps, FromFigureThread, ToFigureThread } from "./figure-thread.js";
-import { snapshotFiles } from "./snapshot-files.js";
+import { previewPng, snapshotFiles } from "./snapshot-files.js";
 
 const ops: { [K in keyof FigureOps]: (input: FigureOps[K][0]) => Promise<FigureOps[K][1]> } = {
   draw: (input) => drawDisplay(input),
   pdf: (input) => svgToPdfHere(input.svg, input.options),
   snapshot: (input) => snapshotFiles(input),
+  preview: (input) => previewPng(input),
 };
 
 /** The buffers of the bytes in a result that own them (moved back, not copied; not Node's pool). */

@@ -51,6 +51,15 @@ export async function writeAtomic(path: string, bytes: Uint8Array | string): Pro
   }
 }
 
+/** A preview: the display drawn and rendered to PNG at `dpi`, only the PNG's bytes going back. */
+export async function previewPng(i: {
+  readonly draw: DrawInputs;
+  readonly dpi: number;
+}): Promise<Uint8Array> {
+  const fig = await drawDisplay(i.draw);
+  return svgToPng(fig.svg, { dpi: i.dpi });
+}
+
 /** Makes the files (see the module comment). */
 export async function snapshotFiles(i: SnapshotFilesInput): Promise<SnapshotFilesOutput> {
   const fig = await drawDisplay(i.draw);

@@ -18,11 +18,10 @@ import type { DisplaySpec, HistEntry } from "../io/checkpoint/app-state.js";
 import type { Session } from "../session/session.js";
 import { TESSERA_VERSION } from "../version.js";
 import { type DrawInputs, drawDisplay } from "./draw.js";
-import { svgToPng } from "./export.js";
 import { onFigureThread } from "./figure-thread.js";
 import { checkRenderRequest, gatherDisplay, type RenderedFigure, type RenderStats } from "./render.js";
 import { type RenderSource, sessionRenderSource } from "./render-source.js";
-import { snapshotFiles, writeAtomic } from "./snapshot-files.js";
+import { previewPng, snapshotFiles, writeAtomic } from "./snapshot-files.js";
 
 /** Key of the PNG text chunk holding the sidecar JSON. */
 export const SNAPSHOT_PNG_KEY = "tessera:snapshot";
@@ -157,8 +156,9 @@ async function gatherSnapshot(
 
 /** A preview PNG: the request's frame, at most `PREVIEW_PX` on its longest side; writes nothing. */
 export async function previewSnapshot(s: Session, req: SnapshotRequest): Promise<Uint8Array> {
-  const { figure } = await renderSnapshot(s, req, { maxPx: PREVIEW_PX });
-  return svgToPng(figure.svg, { dpi: figure.frame.dpi });
+  // drawn and rendered on the figure thread: only the PNG comes back, not the SVG
+  const { inputs, dpi } = await gatherSnapshot(s, req, { maxPx: PREVIEW_PX });
+  return onFigureThread("preview", { draw: inputs, dpi }, previewPng);
 }
 
 /** Field paths a display shows. */

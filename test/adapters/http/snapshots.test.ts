@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DenseArray, dense } from "../../../src/sdk/data/arrays.js";
 import { categoryColors, parseHexColor } from "../../../src/sdk/display/encoding.js";
 import { pngSize } from "../../../src/sdk/figures/export.js";
+import { figureThreadStats } from "../../../src/sdk/figures/figure-thread.js";
 import { readPdfInfo } from "../../../src/sdk/figures/pdf-info.js";
 import { readPngText } from "../../../src/sdk/figures/png-text.js";
 import { sessionRenderSource } from "../../../src/sdk/figures/render-source.js";
@@ -89,7 +90,8 @@ async function pixel(png: Uint8Array, x: number, y: number): Promise<number[]> {
 }
 
 describe("snapshot preview", () => {
-  it("answers a PNG at most 480 px on its longest side and writes nothing", async () => {
+  it("answers a PNG at most 480 px on its longest side and writes nothing, drawn and encoded on the figure thread", async () => {
+    const ops = figureThreadStats().ops;
     const r = await ts.api(`/api/sessions/${id}/snapshot/preview`, { method: "POST", json: body() });
     expect(r.status, await r.clone().text()).toBe(200);
     expect(r.headers.get("content-type")).toBe("image/png");
@@ -97,6 +99,9 @@ describe("snapshot preview", () => {
     const { width, height } = pngSize(png);
     expect(Math.max(width, height)).toBeLessThanOrEqual(480);
     expect(width).toBe(480); // 400 CSS px at 192 dpi would be 800: scaled down to 480
+    // one op (draw + PNG) answered by a thread other than the main one
+    expect(figureThreadStats().ops).toBe(ops + 1);
+    expect(figureThreadStats().lastThreadId).toBeGreaterThan(0);
     const list = (await (await ts.api("/api/snapshots")).json()) as { snapshots: unknown[] };
     expect(list.snapshots).toEqual([]);
   });
