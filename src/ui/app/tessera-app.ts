@@ -18,6 +18,7 @@ import "../spatial-canvas.js";
 import "../embedding-canvas.js";
 import { APP_EVENT } from "./analysis/index.js";
 import "./canvas-tools/canvas-overlay.js";
+import { formatMb } from "./analysis/save-model.js";
 import { DrawController } from "./canvas-tools/draw-controller.js";
 import { drawTabs } from "./canvas-tools/draw-panel.js";
 import { type DisplayPayload, EmbedBridge, payloadOf, refreshingFetch } from "./embed.js";
@@ -1454,7 +1455,7 @@ export class TesseraApp extends LitElement {
                   <div style="flex:1">
                     <div>${s.name} ${runningIn(s.id) ? html`<span title="a job is running" style="color:var(--accent)">●</span>` : nothing}</div>
                     <div class="meta">
-                      <span class=${`status-${s.status}`}>${s.status}</span> · ${Math.round(s.resident_mb)} MB
+                      <span class=${`status-${s.status}`}>${s.status}</span> · ${formatMb(s.resident_mb)}
                       ${lockText ? html` · ${lockText}` : nothing} · ${p?.viewers.length ?? 0} viewing
                     </div>
                   </div>

@@ -31,6 +31,7 @@ import {
 } from "./history-model.js";
 import { type AppHost, editBlockedReason, onAppEvent, type PanelSessionState, sessionPath } from "./host.js";
 import { modal } from "./modal.js";
+import { formatMb } from "./save-model.js";
 import "./plots-view.js";
 import "./recipes-dialog.js";
 import "./save-dialog.js";
@@ -656,7 +657,7 @@ export class TesseraAnalysisSidebar extends LitElement {
           st && !local
             ? html`<div class="ssession">
                 <div>${st.summary.name}</div>
-                <div class="muted">${st.summary.status} · ${Math.round(st.summary.resident_mb)} MB · ${st.summary.saved ? "saved" : "unsaved changes"}</div>
+                <div class="muted">${st.summary.status} · ${formatMb(st.summary.resident_mb)} · ${st.summary.saved ? "saved" : "unsaved changes"}</div>
                 ${st.summary.error ? html`<div class="err">${st.summary.error}</div>` : nothing}
                 <button data-testid="open-save" ?disabled=${!!blocked} title=${blocked ?? "Save the session as a checkpoint"}
                   @click=${() => {
