@@ -270,6 +270,7 @@ describe("coverage", () => {
       "category",
       "cell_indices",
       "copy",
+      "delay_ms",
       "limit",
       "max_points",
       "method",
