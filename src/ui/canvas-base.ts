@@ -551,6 +551,11 @@ export abstract class CanvasBase extends LitElement {
       : colors.legend;
   }
 
+  /** Settings shown right after the point size (a subclass's marker glyph select); none here. */
+  protected renderPointSizeExtras(): unknown {
+    return nothing;
+  }
+
   /** Apply an encoding edit: optimistic locally, then handed to the host. */
   protected editEncoding(patch: Record<string, unknown>): void {
     if (!this.display) return;
@@ -685,6 +690,7 @@ export abstract class CanvasBase extends LitElement {
         .value=${String(e.point_size)}
         @change=${(ev: Event) => this.editEncoding({ point_size: Number((ev.target as HTMLInputElement).value) })}
       />
+      ${this.renderPointSizeExtras()}
       <label>Opacity ${e.opacity}</label>
       <input
         type="range"

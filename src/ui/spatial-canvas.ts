@@ -27,6 +27,8 @@ import { CanvasBase, MAX_ZOOM, MIN_ZOOM, ZOOM_STEP } from "./canvas-base.js";
 import type { ImageLoader, PolygonData, ShapesInfo } from "./data-source.js";
 import { fieldCache } from "./field-cache.js";
 import { type LayerChannel, RasterTileLayer } from "./image-layer.js";
+import { MARKER_GLYPHS } from "./layers/marker-glyph.js";
+import { markerGlyphExtensions } from "./layers/marker-glyph-extension.js";
 
 type Enc = ReturnType<typeof withSpatialDefaults<SpatialEncoding>>;
 
@@ -460,6 +462,7 @@ export class SpatialCanvas extends CanvasBase {
           getRadius: e.point_size / 2,
           radiusUnits: "common",
           radiusMinPixels: 0.5,
+          extensions: markerGlyphExtensions(e.point_marker),
           opacity: e.opacity,
           stroked: false,
           modelMatrix,
@@ -728,6 +731,20 @@ export class SpatialCanvas extends CanvasBase {
             </div>`
           : nothing
       }
+    `;
+  }
+
+  /** The cells' marker glyph (client.md 5.8 "geometry"), next to the point size. */
+  protected override renderPointSizeExtras(): unknown {
+    const marker = this.enc.point_marker;
+    return html`
+      <label>Marker</label>
+      <select
+        data-testid="point-marker"
+        @change=${(ev: Event) => this.editEncoding({ point_marker: (ev.target as HTMLSelectElement).value })}
+      >
+        ${MARKER_GLYPHS.map((g) => html`<option value=${g} ?selected=${marker === g}>${g}</option>`)}
+      </select>
     `;
   }
 
