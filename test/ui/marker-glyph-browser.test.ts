@@ -6,16 +6,16 @@
  * hexagon of circumradius r): a square's corner is coloured for the square and background for the
  * circle and hexagon; above the hexagon's flat top (inside the disc) is background for the hexagon
  * only. The glyph is chosen in the settings panel, persisted (read back from the API) and honoured
- * after a reload. Screenshots go to `test-artifacts/ui/`.
+ * after a reload, and by the serverless viewer and embed mode of a saved checkpoint. Screenshots go to `test-artifacts/ui/`.
  */
-import { mkdir, mkdtemp } from "node:fs/promises";
+import { copyFile, cp, mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildWebApp } from "../../scripts/build-app.js";
 import { startTestServer, type TestServer } from "../adapters/http/harness.js";
-import { HAVE_CHROMIUM, launchChromium, type Pixels } from "./browser.js";
+import { HAVE_CHROMIUM, launchChromium, type Pixels, staticServer } from "./browser.js";
 
 const d = HAVE_CHROMIUM ? describe : describe.skip;
 const SHOTS = join(process.cwd(), "test-artifacts", "ui");
@@ -26,6 +26,10 @@ let browser: Browser;
 let page: Page;
 let appDir: string;
 let sid: string;
+/** The browser's client id (it holds the session's edit lock). */
+let clientId: string | undefined;
+/** The isolated cell the camera is on (world units). */
+let cell: [number, number];
 
 /** The dark canvas background (`#0d0e11`). */
 const BG = [13, 14, 17];
@@ -52,17 +56,17 @@ async function storedMarker(): Promise<unknown> {
 }
 
 /** The spatial canvas element's data read in the page. */
-function inCanvas<T>(fn: string): Promise<T> {
-  return page.evaluate(
+function inCanvas<T>(fn: string, p = page): Promise<T> {
+  return p.evaluate(
     `(() => { const c = document.querySelector("tessera-app").draw.canvas("spatial"); return (${fn})(c); })()`,
   );
 }
 
 /** Screenshot a canvas-local box of the spatial canvas and decode it. */
-async function grab(name: string): Promise<Pixels> {
-  const b = (await page.locator("tessera-spatial-canvas").boundingBox())!;
+async function grab(name: string, p = page): Promise<Pixels> {
+  const b = (await p.locator("tessera-spatial-canvas").boundingBox())!;
   const { default: sharp } = await import("sharp");
-  const png = await page.screenshot({ path: join(SHOTS, `${name}.png`), clip: b });
+  const png = await p.screenshot({ path: join(SHOTS, `${name}.png`), clip: b });
   const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, data: new Uint8Array(data) };
 }
@@ -75,9 +79,9 @@ function pixel(p: Pixels, x: number, y: number): number[] {
 const isBg = (c: number[]) => c.every((v, k) => Math.abs(v - BG[k]!) <= 12);
 
 /** Wait until the canvas is ready with `marker` and two animation frames have passed. */
-async function settled(): Promise<void> {
-  await page.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 90_000 });
-  await page.evaluate(
+async function settled(p = page): Promise<void> {
+  await p.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 90_000 });
+  await p.evaluate(
     () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 300)))),
   );
 }
@@ -108,7 +112,7 @@ d("cell marker glyph", () => {
   it("draws circle, square and hexagon with the figures' geometry; chosen in the panel, saved, reloaded", async () => {
     await page.goto(`${ts.url}/?session=${sid}`);
     await settled();
-    const clientId = (await page.evaluate(() => localStorage.getItem("tessera-client-id"))) ?? undefined;
+    clientId = (await page.evaluate(() => localStorage.getItem("tessera-client-id"))) ?? undefined;
     // The most isolated cell and its nearest-neighbour distance (world units).
     const [cx, cy, nn] = await inCanvas<number[]>(`(c) => {
       const p = c.positions, n = p.length / 2;
@@ -121,6 +125,7 @@ d("cell marker glyph", () => {
       return [p[2*best], p[2*best+1], bestD];
     }`);
     expect(nn).toBeGreaterThan(0);
+    cell = [cx!, cy!];
     // Radius a quarter of the gap (neighbours' squares reach 1.41 r: none within 2.5 r of the centre),
     // zoomed so that radius is R px on screen.
     const pointSize = nn / 2;
@@ -199,5 +204,50 @@ d("cell marker glyph", () => {
     const again = await look("hexagon-reloaded");
     expect(isBg(again.aboveFlat)).toBe(true);
     expect(isBg(again.nearVertex)).toBe(false);
+  }, 300_000);
+
+  it("the serverless viewer and embed mode honour a saved point_marker", async () => {
+    expect(await storedMarker()).toBe("hexagon");
+    const sr = await ts.api(`/api/sessions/${sid}/save`, {
+      method: "POST",
+      json: { prefix: "glyph" },
+      clientId,
+    });
+    expect(sr.status, await sr.clone().text()).toBe(200);
+    const save = (await sr.json()) as { job_id: string };
+    const done = (await ts.waitJob(sid, save.job_id, 120_000)) as {
+      status: string;
+      result?: { path: string };
+    };
+    expect(done.status).toBe("completed");
+    const saved = done.result!.path;
+    const root = await mkdtemp(join(tmpdir(), "tessera-glyph-site-"));
+    await cp(appDir, root, { recursive: true });
+    await copyFile(saved, join(root, basename(saved)));
+    const site = await staticServer(root);
+    const p = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+    try {
+      p.on("pageerror", (e) => console.error("page error:", e.message));
+      for (const [name, query] of [
+        ["serverless", ""],
+        ["embed", "&embed=1"],
+      ] as const) {
+        await p.goto(`${site.base}/index.html?checkpoint=${basename(saved)}${query}`);
+        await settled(p);
+        const r = await inCanvas<number>("(c) => c.scale", p);
+        const [sx, sy] = (await inCanvas<number[]>(`(c) => c.project([${cell[0]}, ${cell[1]}])`, p))!;
+        const radius = ((await inCanvas<number>("(c) => c.encoding.point_size", p)) / 2) * r;
+        expect(radius).toBeGreaterThan(20);
+        const px = await grab(`marker-glyph-${name}`, p);
+        const at = (fx: number, fy: number) => pixel(px, sx! + fx * radius, sy! + fy * radius);
+        expect(isBg(at(0, 0)), `${name} centre`).toBe(false);
+        expect(isBg(at(0.88, 0)), `${name} near the vertex`).toBe(false);
+        expect(isBg(at(0, -0.93)), `${name} above the flat top`).toBe(true);
+        expect(isBg(at(0.85, 0.85)), `${name} square corner`).toBe(true);
+      }
+    } finally {
+      await p.close();
+      await site.close();
+    }
   }, 300_000);
 });
