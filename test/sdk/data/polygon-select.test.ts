@@ -67,7 +67,7 @@ describe("selectInPolygons", () => {
     expect([...moved]).toEqual([0, 1]);
   });
 
-  it("selects a million points fast (a 2 s budget on a shared machine; about 0.1 s alone)", () => {
+  it("selects among a million points (speed is for bench/, not a timed test)", () => {
     const rng = new Rng(1);
     const n = 1_000_000;
     const coords = new Float64Array(2 * n);
@@ -76,13 +76,15 @@ describe("selectInPolygons", () => {
       const a = (2 * Math.PI * k) / 200;
       return [500 + 300 * Math.cos(a), 500 + 300 * Math.sin(a)];
     });
-    const t0 = performance.now();
     const mask = selectInPolygons(coords, n, [ring]);
-    const ms = performance.now() - t0;
     let c = 0;
     for (const b of mask) c += b;
     expect(c / n).toBeCloseTo((Math.PI * 0.09) / 1, 1);
-    expect(ms).toBeLessThan(2000);
+    // Every 997th point against the circle the 200-gon approximates (exact away from its edge).
+    for (let i = 0; i < n; i += 997) {
+      const r = Math.hypot(coords[2 * i]! - 500, coords[2 * i + 1]! - 500);
+      if (Math.abs(r - 300) > 0.1) expect(mask[i]).toBe(r < 300 ? 1 : 0);
+    }
   });
 });
 

@@ -29,7 +29,7 @@ afterAll(async () => {
 
 describe("convert then inspect gives the same inventory and values", () => {
   // Materialising every value of the larger fixtures (10k cells) takes tens of seconds on a busy machine.
-  it.each(CASES)("%s", { timeout: 180_000 }, async (rel, format) => {
+  it.each(CASES)("%s", { timeout: 600_000 }, async (rel, format) => {
     const input = fixture(rel);
     const first = await openData(input);
     expect(first.format).toBe(format);
