@@ -8,6 +8,7 @@
  * only and talks to the host page over postMessage.
  */
 import { css, html, LitElement, nothing, type TemplateResult } from "lit";
+import { missingAutomaticDisplays } from "../../sdk/display/automatic.js";
 import type { AppState, DisplaySpec } from "../../sdk/io/checkpoint/app-state.js";
 import type { CanvasHost } from "../canvas-base.js";
 import type { DataSource, SourceFields } from "../data-source.js";
@@ -95,7 +96,6 @@ const THEME_KEY = "tessera-theme";
 const HEARTBEAT_MS = 5000;
 const PERSIST_MS = 500;
 const LINK_SYNC_MS = 400;
-const EMBEDDING_PREFERENCE = ["X_umap", "X_tsne", "X_diffmap", "X_pca"];
 
 function uuid(): string {
   return (
@@ -808,35 +808,14 @@ export class TesseraApp extends LitElement {
     return out;
   }
 
-  /** Displays of the session, plus automatic ones it lacks (spatial; an embedding once one exists). */
+  /** Displays of the session, plus automatic ones it lacks (spatial first; an embedding once one exists). */
   private withAutoDisplays(displays: DisplaySpec[], fields: SourceFields): DisplaySpec[] {
-    const out = [...displays];
-    // Colour by a cell grouping when there is one (not the table's region key).
-    const cats = fields.obs.filter(
-      (o) => o.kind === "categorical" && !/^(region|instance_id|cell_id)$/i.test(o.name),
-    );
-    const preferred = ["cell_type", "celltype", "leiden", "louvain", "clusters", "cluster"];
-    const firstCat = (cats.find((o) => preferred.includes(o.name.toLowerCase())) ?? cats[0])?.name;
-    if (!out.some((d) => d.type === "spatial_canvas") && fields.obsm.some((o) => o.name === "spatial")) {
-      out.unshift({
-        id: uuid(),
-        type: "spatial_canvas",
-        encoding: { coords: "obsm:spatial", color_by: firstCat ? `obs:${firstCat}` : null },
-        viewport: { target: [], zoom: 0 },
-      });
-    }
-    if (!out.some((d) => d.type === "embedding_canvas")) {
-      const names = fields.obsm.map((o) => o.name);
-      const key = EMBEDDING_PREFERENCE.find((k) => names.includes(k));
-      if (key)
-        out.push({
-          id: uuid(),
-          type: "embedding_canvas",
-          encoding: { obsm_key: key, color_by: firstCat ? `obs:${firstCat}` : null },
-          viewport: { target: [], zoom: 0 },
-        });
-    }
-    return out;
+    const missing = missingAutomaticDisplays(displays, fields, uuid);
+    return [
+      ...missing.filter((d) => d.type === "spatial_canvas"),
+      ...displays,
+      ...missing.filter((d) => d.type !== "spatial_canvas"),
+    ];
   }
 
   private applyViewLink(): void {
