@@ -4,12 +4,14 @@
  * server with Range (node:http, for the serverless viewer), and pixel helpers over screenshots.
  */
 import { existsSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { copyFile, cp, mkdtemp, readFile, stat } from "node:fs/promises";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
-import { extname, join, normalize } from "node:path";
+import { tmpdir } from "node:os";
+import { basename, extname, join, normalize } from "node:path";
 import { type Browser, chromium, type Locator } from "playwright-core";
 import sharp from "sharp";
+import type { TestServer } from "../adapters/http/harness.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -133,4 +135,30 @@ export async function staticServer(
     log,
     close: () => new Promise((r) => server.close(() => r())),
   };
+}
+
+/**
+ * Save session `sid` as a checkpoint (a save job as `clientId`, who holds the lock) and publish it with the
+ * built app in `appDir` on a static Range server, as a serverless deployment is: open
+ * `${site.base}/index.html?checkpoint=${file}`.
+ */
+export async function publishCheckpoint(
+  ts: TestServer,
+  sid: string,
+  opts: { appDir: string; prefix: string; clientId?: string },
+): Promise<{ site: Awaited<ReturnType<typeof staticServer>>; file: string }> {
+  const sr = await ts.api(`/api/sessions/${sid}/save`, {
+    method: "POST",
+    json: { prefix: opts.prefix },
+    clientId: opts.clientId,
+  });
+  if (sr.status !== 200) throw new Error(`save answered ${sr.status}: ${await sr.text()}`);
+  const save = (await sr.json()) as { job_id: string };
+  const done = (await ts.waitJob(sid, save.job_id, 120_000)) as { status: string; result?: { path: string } };
+  if (done.status !== "completed") throw new Error(`the save job ended ${done.status}`);
+  const saved = done.result!.path;
+  const root = await mkdtemp(join(tmpdir(), `tessera-${opts.prefix}-site-`));
+  await cp(opts.appDir, root, { recursive: true });
+  await copyFile(saved, join(root, basename(saved)));
+  return { site: await staticServer(root), file: basename(saved) };
 }

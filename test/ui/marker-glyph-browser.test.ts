@@ -8,14 +8,14 @@
  * only. The glyph is chosen in the settings panel, persisted (read back from the API) and honoured
  * after a reload, and by the serverless viewer and embed mode of a saved checkpoint. Screenshots go to `test-artifacts/ui/`.
  */
-import { copyFile, cp, mkdir, mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildWebApp } from "../../scripts/build-app.js";
 import { startTestServer, type TestServer } from "../adapters/http/harness.js";
-import { HAVE_CHROMIUM, launchChromium, type Pixels, staticServer } from "./browser.js";
+import { HAVE_CHROMIUM, launchChromium, type Pixels, publishCheckpoint } from "./browser.js";
 
 const d = HAVE_CHROMIUM ? describe : describe.skip;
 const SHOTS = join(process.cwd(), "test-artifacts", "ui");
@@ -208,23 +208,7 @@ d("cell marker glyph", () => {
 
   it("the serverless viewer and embed mode honour a saved point_marker", async () => {
     expect(await storedMarker()).toBe("hexagon");
-    const sr = await ts.api(`/api/sessions/${sid}/save`, {
-      method: "POST",
-      json: { prefix: "glyph" },
-      clientId,
-    });
-    expect(sr.status, await sr.clone().text()).toBe(200);
-    const save = (await sr.json()) as { job_id: string };
-    const done = (await ts.waitJob(sid, save.job_id, 120_000)) as {
-      status: string;
-      result?: { path: string };
-    };
-    expect(done.status).toBe("completed");
-    const saved = done.result!.path;
-    const root = await mkdtemp(join(tmpdir(), "tessera-glyph-site-"));
-    await cp(appDir, root, { recursive: true });
-    await copyFile(saved, join(root, basename(saved)));
-    const site = await staticServer(root);
+    const { site, file } = await publishCheckpoint(ts, sid, { appDir, prefix: "glyph", clientId });
     const p = await browser.newPage({ viewport: { width: 1000, height: 700 } });
     try {
       p.on("pageerror", (e) => console.error("page error:", e.message));
@@ -232,7 +216,7 @@ d("cell marker glyph", () => {
         ["serverless", ""],
         ["embed", "&embed=1"],
       ] as const) {
-        await p.goto(`${site.base}/index.html?checkpoint=${basename(saved)}${query}`);
+        await p.goto(`${site.base}/index.html?checkpoint=${file}${query}`);
         await settled(p);
         const r = await inCanvas<number>("(c) => c.scale", p);
         const [sx, sy] = (await inCanvas<number[]>(`(c) => c.project([${cell[0]}, ${cell[1]}])`, p))!;

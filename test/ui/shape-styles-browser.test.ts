@@ -7,15 +7,15 @@
  * line's width, dash gaps; a bad style value is refused with the field's message; the serverless
  * viewer draws the annotations of a saved checkpoint. Screenshots go to `test-artifacts/ui/`.
  */
-import { copyFile, cp, mkdir, mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { tableFromIPC } from "apache-arrow";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildWebApp } from "../../scripts/build-app.js";
 import { startTestServer, type TestServer } from "../adapters/http/harness.js";
-import { HAVE_CHROMIUM, launchChromium, type Pixels, shoot, staticServer } from "./browser.js";
+import { HAVE_CHROMIUM, launchChromium, type Pixels, publishCheckpoint, shoot } from "./browser.js";
 
 const d = HAVE_CHROMIUM ? describe : describe.skip;
 const SHOTS = join(process.cwd(), "test-artifacts", "ui");
@@ -522,27 +522,11 @@ d("shape annotation styles", () => {
       dash: "dashed",
       arrow_size: 20,
     });
-    const sr = await ts.api(`/api/sessions/${id}/save`, {
-      method: "POST",
-      json: { prefix: "styled" },
-      clientId,
-    });
-    expect(sr.status, await sr.clone().text()).toBe(200);
-    const save = (await sr.json()) as { job_id: string };
-    const done = (await ts.waitJob(id, save.job_id, 120_000)) as {
-      status: string;
-      result?: { path: string };
-    };
-    expect(done.status).toBe("completed");
-    const saved = done.result!.path;
-    const root = await mkdtemp(join(tmpdir(), "tessera-styles-site-"));
-    await cp(appDir, root, { recursive: true });
-    await copyFile(saved, join(root, basename(saved)));
-    const site = await staticServer(root);
+    const { site, file } = await publishCheckpoint(ts, id, { appDir, prefix: "styled", clientId });
     const p = await browser.newPage({ viewport: { width: 1000, height: 700 } });
     try {
       p.on("pageerror", (e) => console.error("page error:", e.message));
-      await p.goto(`${site.base}/index.html?checkpoint=${basename(saved)}`);
+      await p.goto(`${site.base}/index.html?checkpoint=${file}`);
       await p.locator('tessera-spatial-canvas[data-ready="1"]').waitFor({ timeout: 90_000 });
       await settled(2, p);
       const overlay = p.locator("[data-testid=overlay-spatial]");
