@@ -10,6 +10,7 @@
  * head is stored as the `arrow` kind, without one as `line`.
  */
 import { html, nothing, type TemplateResult } from "lit";
+import { SHAPE_DEFAULTS } from "../../../sdk/data/shape-annotations.js";
 import { DEFAULT_STROKE, type DrawController, PRESET_COLORS, type ShapeTool } from "./draw-controller.js";
 import type { Shape } from "./shape-geometry.js";
 
@@ -174,6 +175,28 @@ function renderEditor(c: DrawController, s: Shape, ro: string | null): TemplateR
 
 type Set = (patch: Partial<Omit<Shape, "id">>) => void;
 
+/** A labelled slider (`label` shows the current value) that calls `onSet` with the number chosen. */
+function slider(
+  label: string,
+  testId: string,
+  range: { min: number; max: number; step: number },
+  value: number,
+  off: boolean,
+  onSet: (v: number) => void,
+): TemplateResult {
+  return html`<label>${label}</label>
+    <input
+      type="range"
+      min=${range.min}
+      max=${range.max}
+      step=${range.step}
+      data-testid=${testId}
+      ?disabled=${off}
+      .value=${String(value)}
+      @input=${(e: Event) => onSet(Number((e.target as HTMLInputElement).value))}
+    />`;
+}
+
 /** A z-order field: an integer, below 0 beneath the cells. */
 function zInput(id: string, value: number, off: boolean, onSet: (z: number) => void): TemplateResult {
   return html`<input
@@ -195,17 +218,7 @@ function zInput(id: string, value: number, off: boolean, onSet: (z: number) => v
 
 /** Width, dash and z-order of the stroke. */
 function renderStroke(s: Shape, set: Set, off: boolean): TemplateResult {
-  return html`<label>Width ${s.stroke_width} px</label>
-    <input
-      type="range"
-      min="0.5"
-      max="12"
-      step="0.5"
-      data-testid="shape-width"
-      ?disabled=${off}
-      .value=${String(s.stroke_width)}
-      @input=${(e: Event) => set({ stroke_width: Number((e.target as HTMLInputElement).value) })}
-    />
+  return html`${slider(`Width ${s.stroke_width} px`, "shape-width", { min: 0.5, max: 12, step: 0.5 }, s.stroke_width, off, (v) => set({ stroke_width: v }))}
     <div class="row">
       <label for="shape-dash">Dash</label>
       <select
@@ -225,6 +238,7 @@ function renderStroke(s: Shape, set: Set, off: boolean): TemplateResult {
 
 /** Arrow heads at the start and end of a line, and their size (a head makes the line an `arrow`). */
 function renderArrows(s: Shape, set: Set, off: boolean): TemplateResult {
+  const arrowSize = s.arrow_size ?? SHAPE_DEFAULTS.arrow_size;
   const heads = (start: boolean, end: boolean) =>
     set({ arrow_start: start, arrow_end: end, kind: start || end ? "arrow" : "line" });
   return html`<div class="row">
@@ -251,17 +265,14 @@ function renderArrows(s: Shape, set: Set, off: boolean): TemplateResult {
     </div>
     ${
       s.arrow_start || s.arrow_end
-        ? html`<label>Arrow size ${s.arrow_size ?? 12} px</label>
-            <input
-              type="range"
-              min="4"
-              max="60"
-              step="1"
-              data-testid="shape-arrow-size"
-              ?disabled=${off}
-              .value=${String(s.arrow_size ?? 12)}
-              @input=${(e: Event) => set({ arrow_size: Number((e.target as HTMLInputElement).value) })}
-            />`
+        ? slider(
+            `Arrow size ${arrowSize} px`,
+            "shape-arrow-size",
+            { min: 4, max: 60, step: 1 },
+            arrowSize,
+            off,
+            (v) => set({ arrow_size: v }),
+          )
         : nothing
     }`;
 }
@@ -271,6 +282,7 @@ const lastFill = new Map<string, string>();
 
 /** Fill on/off, colour, alpha and z-order. */
 function renderFill(s: Shape, set: Set, off: boolean): TemplateResult {
+  const fillAlpha = s.fill_alpha ?? SHAPE_DEFAULTS.fill_alpha;
   return html`<label class="check"
       ><input
         type="checkbox"
@@ -301,17 +313,7 @@ function renderFill(s: Shape, set: Set, off: boolean): TemplateResult {
               <label for="shape-fill-z" title="Paint order; below 0 the fill lies beneath the cells">z</label>
               ${zInput("shape-fill-z", s.fill_z ?? 0, off, (z) => set({ fill_z: z }))}
             </div>
-            <label>Fill alpha ${(s.fill_alpha ?? 0.25).toFixed(2)}</label>
-            <input
-              type="range"
-              min="0"
-              max="1"
-              step="0.05"
-              data-testid="shape-fill-alpha"
-              ?disabled=${off}
-              .value=${String(s.fill_alpha ?? 0.25)}
-              @input=${(e: Event) => set({ fill_alpha: Number((e.target as HTMLInputElement).value) })}
-            />`
+            ${slider(`Fill alpha ${fillAlpha.toFixed(2)}`, "shape-fill-alpha", { min: 0, max: 1, step: 0.05 }, fillAlpha, off, (v) => set({ fill_alpha: v }))}`
         : nothing
     }`;
 }

@@ -8,6 +8,7 @@
  * something a panel or an overlay draws has changed, and the elements re-render on it.
  */
 import { selectInPolygons } from "../../../sdk/data/polygon-select.js";
+import { SHAPE_DEFAULTS } from "../../../sdk/data/shape-annotations.js";
 import type { DisplaySpec } from "../../../sdk/io/checkpoint/app-state.js";
 import type { CanvasBase } from "../../canvas-base.js";
 import type { DataSource, SourceFields } from "../../data-source.js";
@@ -35,7 +36,7 @@ export const PRESET_COLORS = [
 ] as const;
 
 /** Default stroke of a new shape (client.md 10.3). */
-export const DEFAULT_STROKE = "#3388ff";
+export const DEFAULT_STROKE = SHAPE_DEFAULTS.color;
 /** Style edits are sent this long after the last change of a shape (client.md 10.3). */
 export const STYLE_DEBOUNCE_MS = 500;
 

@@ -4,7 +4,7 @@
  * are painted in (their `z`; below 0 beneath the cells). Pure functions shared by the SVG drawn over
  * the cells and the deck layers drawn beneath them, in the live app and the serverless viewer alike.
  */
-import type { ShapeDash } from "../../../sdk/data/shape-annotations.js";
+import { SHAPE_DEFAULTS, type ShapeDash } from "../../../sdk/data/shape-annotations.js";
 import type { Pt, Shape } from "./shape-geometry.js";
 
 /**
@@ -58,7 +58,7 @@ export function arrowedPath(
   const path = screen.map((p) => [p[0], p[1]] as Pt);
   const heads: Pt[][] = [];
   if (path.length < 2) return { path, heads };
-  const size = s.arrow_size ?? 12;
+  const size = s.arrow_size ?? SHAPE_DEFAULTS.arrow_size;
   const pull = (i: number, toward: Pt) => {
     const p = path[i]!;
     const d = Math.hypot(toward[0] - p[0], toward[1] - p[1]);

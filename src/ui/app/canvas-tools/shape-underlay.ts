@@ -7,6 +7,7 @@
  */
 import type { Layer } from "@deck.gl/core";
 import { PathLayer, SolidPolygonLayer } from "@deck.gl/layers";
+import { SHAPE_DEFAULTS } from "../../../sdk/data/shape-annotations.js";
 import type { Pt } from "./shape-geometry.js";
 import { shapeOutline } from "./shape-geometry.js";
 import { arrowedPath, dashPattern, dashPieces, type ShapePart } from "./shape-style.js";
@@ -36,7 +37,7 @@ export function underlayLayers(parts: readonly ShapePart[], cam: Camera): Layer[
           id: `shape-under-${i}-fill`,
           data: [{ polygon: points }],
           getPolygon: (d: { polygon: Pt[] }) => d.polygon,
-          getFillColor: rgba(s.fill ?? s.color, s.fill_alpha ?? 0.25),
+          getFillColor: rgba(s.fill ?? s.color, s.fill_alpha ?? SHAPE_DEFAULTS.fill_alpha),
           parameters: { depthTest: false },
         } as never),
       );
