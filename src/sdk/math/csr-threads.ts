@@ -36,7 +36,10 @@ export async function csrScaleRowsAsync(
   if (threads < 2 || m.data.length < MIN_VALUES || !onSharedMemory(m.indptr, m.data)) {
     return csrScaleRows(m, factors, opts, signal);
   }
-  const { n, out: _o } = process.env.TINPLACE ? { n: m.shape[0], out: null } : scaleRowsTarget(m, factors, opts); const out = (_o ?? m.data) as Float32Array;
+  const { n, out: _o } = process.env.TINPLACE
+    ? { n: m.shape[0], out: null }
+    : scaleRowsTarget(m, factors, opts);
+  const out = (_o ?? m.data) as Float32Array;
   const bounds = rowShares(m.indptr, n, threads);
   const divide = opts.divide === true ? 1 : 0;
   await runRowKernel(

@@ -38,7 +38,18 @@
  *       (br_if 0 (local.tee $count (i32.sub (local.get $count) (i32.const 1)))))))
  * ```
  */
-import { leb, MODULE_HEADER, memoryImport, name, OP, SIMD, section, simd, TYPE, vector } from "./wasm-bytes.js";
+import {
+  leb,
+  MODULE_HEADER,
+  memoryImport,
+  name,
+  OP,
+  SIMD,
+  section,
+  simd,
+  TYPE,
+  vector,
+} from "./wasm-bytes.js";
 
 /** The functions of the module, on byte offsets into its memory. */
 export interface SimdKernels {

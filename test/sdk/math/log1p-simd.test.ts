@@ -56,7 +56,8 @@ describe("log1pSimdRange", () => {
     expect(Object.is(out[1], -0)).toBe(true);
     expect(out[2]).toBe(Number.POSITIVE_INFINITY);
     expect(out[3]).toBeNaN();
-    for (let k = 4; k < edge.length; k++) expect(ulps(out[k]!, Math.fround(Math.log1p(src[k]!)))).toBeLessThanOrEqual(1);
+    for (let k = 4; k < edge.length; k++)
+      expect(ulps(out[k]!, Math.fround(Math.log1p(src[k]!)))).toBeLessThanOrEqual(1);
     src[5] = -0.25;
     log1pSimdRange(src, out, 0, src.length, bytes, 0, flag, 0);
     expect(flag[0]).toBe(1);
