@@ -16,6 +16,7 @@
  */
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
+import { provideDeferred } from "../data/deferred.js";
 import { Rng } from "../math/rng.js";
 import { resolveWorkerEntry } from "./entry.js";
 import { JobCancelledError, JobTimeoutError, OperationError, WorkerCrashError } from "./errors.js";
@@ -257,6 +258,7 @@ export class WorkerPool {
       if (!outcome.ok) {
         throw new OperationError(name, outcome.error.message, outcome.error.name, outcome.error.stack);
       }
+      for (const w of outcome.written ?? []) provideDeferred(w.id, w.matrix);
       return unpackResult(outcome.value);
     } finally {
       this.active--;

@@ -4,6 +4,7 @@
  * `worker.ts` (worker); plain data only, since all of it is structured-cloned.
  */
 import type { MessagePort } from "node:worker_threads";
+import type { Matrix } from "../data/arrays.js";
 import type { SpatialData } from "../data/spatialdata.js";
 import type { EffectClass } from "./operation.js";
 
@@ -56,7 +57,12 @@ export type ControlMessage =
 
 /** The result envelope: the operation's value, or its error (a crash never gets here). */
 export type TaskOutcome =
-  | { readonly ok: true; readonly value: unknown }
+  | {
+      readonly ok: true;
+      readonly value: unknown;
+      /** Deferred matrices of the task's data the job wrote out, by main-thread id (`data/deferred.ts`). */
+      readonly written?: readonly { readonly id: number; readonly matrix: Matrix }[];
+    }
   | {
       readonly ok: false;
       readonly error: { readonly name: string; readonly message: string; readonly stack?: string };

@@ -16,10 +16,19 @@
  *
  * Big string arrays (obs names of a million cells) cross packed in one buffer (`strings.ts`).
  */
+import { availableParallelism } from "node:os";
 import type { DenseArray, DType, StringArray, TypedArray } from "../data/arrays.js";
+import {
+  type DeferredMarker,
+  type DeferredMatrix,
+  deferredChain,
+  isDeferredMarker,
+} from "../data/deferred.js";
 import type { AxisSelection, RasterSource } from "../data/elements.js";
+import type { MatrixSlot } from "../data/lazy.js";
 import type { SpatialData } from "../data/spatialdata.js";
 import { portableReopen, type RasterReopen, reopenRaster } from "../io/reopen.js";
+import { deferredValues } from "../math/deferred-values.js";
 import { MemoryRasterSource } from "../raster/memory-source.js";
 import {
   isPackedStrings,
@@ -181,7 +190,8 @@ function walkable(v: object): boolean {
 function collectLazy(v: unknown, out: Set<{ load(): Promise<unknown> }>, depth: number): void {
   if (v === null || typeof v !== "object" || depth > 64) return;
   if (isLazyMatrix(v)) {
-    out.add(v);
+    // A deferred chain not written out crosses as its marker (the next step may extend it).
+    if (!deferredChain(v as MatrixSlot)) out.add(v);
     return;
   }
   if (!walkable(v)) return;
@@ -215,6 +225,8 @@ function mapValue(v: unknown, path: string, m: Mapper, depth: number): unknown {
   if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || (HAS_SAB && v instanceof SharedArrayBuffer))
     return v;
   if (isLazyMatrix(v)) {
+    const chain = deferredChain(v as MatrixSlot);
+    if (chain) return mapValue(chain, path, m, depth + 1);
     if (!m.loaded.has(v)) throw new Error(`${m.context}: ${path} is a lazy matrix that was not read`);
     return mapValue(m.loaded.get(v), path, m, depth + 1);
   }
@@ -306,17 +318,19 @@ function attachAll(
   path: string,
   depth: number,
   strings: (p: PackedStrings) => StringArray,
+  deferred: (d: DeferredMarker) => DeferredMatrix,
 ): unknown {
   if (v === null || typeof v !== "object" || depth > 64 || ArrayBuffer.isView(v)) return v;
   if (isDetachedRaster(v)) return attachRaster(v, path);
   if (isPackedStrings(v)) return strings(v);
+  if (isDeferredMarker(v)) return deferred(v);
   if (isStringArray(v)) return v;
   if (Array.isArray(v)) {
     let out: unknown[] | null = null;
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
       if (x === null || typeof x !== "object") continue;
-      const y = attachAll(x, pathOf(path, i), depth + 1, strings);
+      const y = attachAll(x, pathOf(path, i), depth + 1, strings, deferred);
       if (y !== x) {
         out ??= v.slice();
         out[i] = y;
@@ -327,7 +341,7 @@ function attachAll(
   if (!isPlainContainer(v)) return v;
   let out: Record<string, unknown> | null = null;
   for (const [k, x] of Object.entries(v)) {
-    const y = attachAll(x, pathOf(path, k), depth + 1, strings);
+    const y = attachAll(x, pathOf(path, k), depth + 1, strings, deferred);
     if (y !== x) {
       out ??= { ...(v as Record<string, unknown>) };
       out[k] = y;
@@ -336,9 +350,22 @@ function attachAll(
   return out ?? v;
 }
 
-/** Worker side: the SpatialData a task carried, with raster markers turned back into sources. */
-export function restoreInWorker(sd: SpatialData): SpatialData {
-  return attachAll(sd, "", 0, lazyStrings) as SpatialData;
+/**
+ * Worker side: the SpatialData a task carried, with markers turned back: rasters into sources, packed
+ * strings into lazily decoded arrays, deferred chains into deferred matrices written out (when read)
+ * with the job's `threads`. Each deferred matrix is also pushed on `deferred`, so the worker can hand
+ * the values it wrote out back to the main thread.
+ */
+export function restoreInWorker(
+  sd: SpatialData,
+  opts: { threads: number; deferred?: DeferredMatrix[] } = { threads: 1 },
+): SpatialData {
+  const rebuild = (d: DeferredMarker) => {
+    const m = deferredValues(d.base, d, { threads: opts.threads, offThread: false }, d.id);
+    opts.deferred?.push(m);
+    return m;
+  };
+  return attachAll(sd, "", 0, lazyStrings, rebuild) as SpatialData;
 }
 
 /** A result ready to post back: the value and the buffers to move. */
@@ -369,7 +396,14 @@ export async function packResult(value: unknown, context: string): Promise<Packe
   return { value: mapValue(value, "", mapper, 0), transfer: [...transfer] };
 }
 
-/** Main side: a result as it arrived, with raster markers turned back into sources. */
+/**
+ * Main side: a result as it arrived, with markers turned back: rasters into sources, strings into
+ * arrays, deferred chains into deferred matrices of this thread (written out off the event loop,
+ * on kernel threads, when something here reads them first).
+ */
 export function unpackResult(value: unknown): unknown {
-  return attachAll(value, "", 0, unpackOnMain);
+  const threads = Math.max(2, availableParallelism());
+  return attachAll(value, "", 0, unpackOnMain, (d) =>
+    deferredValues(d.base, d, { threads, offThread: true }),
+  );
 }

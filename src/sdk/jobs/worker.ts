@@ -12,6 +12,7 @@
  * ignores it is stopped by terminating its thread after a grace period (see `WorkerPool`).
  */
 import { Piscina } from "piscina";
+import type { DeferredMatrix } from "../data/deferred.js";
 import { Rng } from "../math/rng.js";
 import type { OpContext } from "./operation.js";
 import {
@@ -106,9 +107,17 @@ export default async function runTask(env: TaskEnvelope): Promise<unknown> {
         });
       },
     };
-    const value: unknown = await fn(restoreInWorker(task.sdata), task.params, ctx);
+    const deferred: DeferredMatrix[] = [];
+    const sdata = restoreInWorker(task.sdata, { threads: task.threads, deferred });
+    const value: unknown = await fn(sdata, task.params, ctx);
     const packed = await packResult(value, `result of ${name}`);
-    outcome = { ok: true, value: packed.value };
+    // Deferred values the job wrote out go back with the result (shared memory: no copy), so the main
+    // thread's matrices keep them and the next job does not write them out again.
+    const written = deferred.flatMap((d) => {
+      const m = d.loaded();
+      return m ? [{ id: d.id, matrix: m }] : [];
+    });
+    outcome = written.length ? { ok: true, value: packed.value, written } : { ok: true, value: packed.value };
     transfer = packed.transfer;
   } catch (e) {
     outcome = { ok: false, error: errorInfo(e) };

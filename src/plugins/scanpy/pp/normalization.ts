@@ -6,10 +6,12 @@
 import { allocArray, type Matrix } from "../../../sdk/data/arrays.js";
 import type { Change } from "../../../sdk/data/change.js";
 import type { Column } from "../../../sdk/data/dataframe.js";
+import type { MatrixSlot } from "../../../sdk/data/lazy.js";
 import type { SpatialData } from "../../../sdk/data/spatialdata.js";
 import type { OpContext } from "../../../sdk/jobs/operation.js";
 import { csrRowSums, floatDtypeFor, numberData } from "../../../sdk/math/csr.js";
 import { csrRowSumsAsync, csrScaleRowsAsync } from "../../../sdk/math/csr-threads.js";
+import { deferredValues } from "../../../sdk/math/deferred-values.js";
 import { switchCompression } from "../../../sdk/math/sparse.js";
 import { activeTable, asCsr, getMatrix, refuseNegative } from "../helpers.js";
 
@@ -44,7 +46,9 @@ export interface NormalizeTotalParams {
 /**
  * Normalise counts per cell so that every cell has the same total count (`target_sum`, by default
  * the median total), optionally ignoring highly expressed genes for the size factors. Replaces X (or
- * the layer) with a new matrix; a CSC input comes back as CSR, as in scanpy.
+ * the layer) with a new matrix; a CSC input comes back as CSR, as in scanpy. On float32 CSR data the
+ * new values are deferred: written out by the first step that reads them (log1p extends the chain),
+ * the same values, without a pass of their own.
  * @peakMemory x_bytes * 1.2
  */
 export async function normalize_total(
@@ -120,8 +124,16 @@ export async function normalize_total(
   }
   if (zeroCells) ctx.log(`Some cells have zero counts (${zeroCells})`);
   ctx.progress(0.3);
-  let out: Matrix;
-  if (x.kind === "dense") {
+  let out: MatrixSlot;
+  if (x.kind === "csr" && x.data instanceof Float32Array && dtype === "float32") {
+    // Deferred: the division is written out with whatever step reads the values first (log1p extends
+    // the chain instead), in one pass and without the intermediate array (`sdk/data/deferred.ts`).
+    out = deferredValues(
+      x,
+      { rowDivisors: factors, log1p: null, nonNegative: target > 0 },
+      { threads: ctx.threads, offThread: false },
+    );
+  } else if (x.kind === "dense") {
     const src = numberData(x.data);
     const data = allocArray(dtype, src.length) as Float32Array | Float64Array;
     for (let i = 0; i < n; i++) {
@@ -132,9 +144,8 @@ export async function normalize_total(
     out = { kind: "dense", dtype, shape: x.shape, data };
   } else out = await csrScaleRowsAsync(x, factors, { dtype, divide: true }, ctx.threads, ctx.signal);
   ctx.progress(0.9);
-  const tc: { X?: Matrix; layers?: Record<string, Matrix>; obs?: Record<string, Column> } = params.layer
-    ? { layers: { [params.layer]: out } }
-    : { X: out };
+  const tc: { X?: MatrixSlot; layers?: Record<string, MatrixSlot>; obs?: Record<string, Column> } =
+    params.layer ? { layers: { [params.layer]: out } } : { X: out };
   if (params.key_added) {
     const norm = allocArray(dtype, n) as Float32Array | Float64Array;
     for (let i = 0; i < n; i++) norm[i] = round(counts[i]! / target);

@@ -7,11 +7,13 @@
 import { allocArray, dense, type Matrix } from "../../../sdk/data/arrays.js";
 import type { Change } from "../../../sdk/data/change.js";
 import { type Column, nRows } from "../../../sdk/data/dataframe.js";
+import { deferredChain } from "../../../sdk/data/deferred.js";
 import type { SpatialData } from "../../../sdk/data/spatialdata.js";
 import { unsDict, unsGet } from "../../../sdk/data/uns.js";
 import type { OpContext } from "../../../sdk/jobs/operation.js";
 import { csrColumnNnz, csrColumnSums, csrRowNnz, csrRowSums, numberData } from "../../../sdk/math/csr.js";
 import { log1pValues } from "../../../sdk/math/csr-threads.js";
+import { deferredValues } from "../../../sdk/math/deferred-values.js";
 import {
   categoricalResidualsInto,
   constantColumns,
@@ -207,6 +209,27 @@ export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext
   const op = "log1p";
   const t = activeTable(sd, ctx, op);
   if (unsGet(t.uns, "log1p") !== undefined) ctx.log("adata.X seems to be already log-transformed.");
+  const base = params.base ?? null;
+  if (base !== null && !(base > 0 && base !== 1))
+    throw new Error(`${op}: base must be positive and not 1 (got ${base})`);
+  const record = { uns: { log1p: unsDict({ base }) } };
+  // normalize_total's deferred division (not written out yet): log1p joins the chain, and the first
+  // step that reads the values writes both out in one pass (the values the two passes would make).
+  const chain = deferredChain(params.layer ? t.layers[params.layer] : t.X);
+  if (chain && chain.log1p === null && chain.nonNegative) {
+    const lb = base === null ? 0 : Math.fround(Math.log(base));
+    const out = deferredValues(
+      chain.base,
+      { ...chain, log1p: { lb } },
+      { threads: ctx.threads, offThread: false },
+    );
+    ctx.progress(1);
+    return {
+      tables: {
+        [ctx.table]: { ...(params.layer ? { layers: { [params.layer]: out } } : { X: out }), ...record },
+      },
+    };
+  }
   const x = await getMatrix(t, params.layer, op);
   const refuse = () =>
     refuseNegative(
@@ -217,9 +240,6 @@ export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext
     );
   // Float32 values are checked by the log1p pass itself (it flags a sign bit), saving a pass.
   if (!(x.data instanceof Float32Array)) refuse();
-  const base = params.base ?? null;
-  if (base !== null && !(base > 0 && base !== 1))
-    throw new Error(`${op}: base must be positive and not 1 (got ${base})`);
   ctx.progress(0.05);
   // scanpy: float data keeps its type; integer data becomes float64 (sparse and dense alike).
   const dtype = x.dtype === "float32" ? "float32" : "float64";
@@ -246,7 +266,7 @@ export async function log1p(sd: SpatialData, params: Log1pParams, ctx: OpContext
     tables: {
       [ctx.table]: {
         ...(params.layer ? { layers: { [params.layer]: out } } : { X: out }),
-        uns: { log1p: unsDict({ base }) },
+        ...record,
       },
     },
   };
