@@ -225,31 +225,47 @@ export function meanVarBlocks(
 /** Row blocks of `csrColumnMeanVarAsync`: fixed, so the sums do not depend on the thread count. */
 const MEAN_VAR_BLOCKS = 4;
 
+/** Options of the column passes: which rows, what transform, squares in float32 or not. */
+export interface ColumnPassOptions {
+  readonly float32Squares?: boolean;
+  readonly rowMask?: Uint8Array;
+  readonly transform?: StoredTransform;
+}
+
 /**
  * Column means and variances (`ddof`) of a CSR matrix's stored values after `transform`, as
- * `csrColumnMeanVar`, with the rows in four fixed blocks of like stored entries summed separately and
- * then added in block order (the same sums on any number of threads); the blocks are shared among
- * `threads` threads when the matrix is large and on shared memory.
+ * `csrColumnMeanVar`, from `csrColumnSumsAsync`'s sums (the same on any number of threads).
  */
 export async function csrColumnMeanVarAsync(
   m: SparseMatrix,
-  opts: {
-    readonly ddof?: number;
-    readonly float32Squares?: boolean;
-    readonly rowMask?: Uint8Array;
-    readonly transform?: StoredTransform;
-  },
+  opts: ColumnPassOptions & { readonly ddof?: number },
   threads: number,
   signal?: AbortSignal,
 ): Promise<MeanVar> {
-  if (m.kind !== "csr") throw new Error("csrColumnMeanVarAsync: expected a CSR matrix");
+  const { sum, sumSq, rows } = await csrColumnSumsAsync(m, opts, threads, signal);
+  return finishMeanVar(sum, sumSq, rows, opts.ddof ?? 0);
+}
+
+/**
+ * Column sums and sums of squares (float64) of a CSR matrix's stored values after `transform`, and
+ * the rows counted: the rows in four fixed blocks of like stored entries summed separately and then
+ * added in block order (the same sums on any number of threads); the blocks are shared among
+ * `threads` threads when the matrix is large and on shared memory.
+ */
+export async function csrColumnSumsAsync(
+  m: SparseMatrix,
+  opts: ColumnPassOptions,
+  threads: number,
+  signal?: AbortSignal,
+): Promise<{ sum: Float64Array; sumSq: Float64Array; rows: number }> {
+  if (m.kind !== "csr") throw new Error("csrColumnSumsAsync: expected a CSR matrix");
   const n = m.shape[0];
   const cols = m.shape[1];
   const { indptr, indices } = m;
   if (indptr instanceof BigInt64Array || indices instanceof BigInt64Array)
-    throw new Error("csrColumnMeanVarAsync: int64 indices are not supported here");
+    throw new Error("csrColumnSumsAsync: int64 indices are not supported here");
   const data = m.data instanceof Float32Array || m.data instanceof Float64Array ? m.data : null;
-  if (!data) throw new Error("csrColumnMeanVarAsync: expected float32 or float64 values");
+  if (!data) throw new Error("csrColumnSumsAsync: expected float32 or float64 values");
   const blocks = Math.max(1, Math.min(MEAN_VAR_BLOCKS, n));
   const bounds = Int32Array.from(rowShares(indptr, n, blocks));
   const shared = threads > 1 && data.length >= MIN_VALUES && onSharedMemory(indptr, indices, data);
@@ -308,7 +324,7 @@ export async function csrColumnMeanVarAsync(
       totalSq[j] = (totalSq[j] as number) + (sq[q * cols + j] as number);
     }
   }
-  return finishMeanVar(total, totalSq, rows, opts.ddof ?? 0);
+  return { sum: total, sumSq: totalSq, rows };
 }
 
 /**

@@ -18,6 +18,7 @@
  */
 import type { DenseArray, Matrix, SparseMatrix } from "../data/arrays.js";
 import { centreGram, sparseGramRows, sparseGramThreads } from "./gram.js";
+import { gramMatvecSimd, gramOnWasm } from "./gram-matvec-simd.js";
 import { matmul, qrThin, svdJacobi, tridiagEigen } from "./linalg.js";
 import type { Rng } from "./rng.js";
 import { switchCompression } from "./sparse.js";
@@ -77,6 +78,11 @@ export interface DataOperatorOptions {
   readonly mask?: ArrayLike<number | boolean> | null;
   /** Subtract column means (default true). */
   readonly center?: boolean;
+  /**
+   * Column sums and sums of squares of X over all its columns, when already known (PCA sums a big
+   * sparse X on the job's threads with `csrColumnSumsAsync`); the operator then skips its own pass.
+   */
+  readonly columnSums?: { readonly sum: Float64Array; readonly sumSq: Float64Array };
 }
 
 /**
@@ -104,7 +110,21 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
   const sum = new Float64Array(m);
   const sumSq = new Float64Array(m);
   let keptNnz = n * m;
-  if (sparse) {
+  const given = opts.columnSums;
+  if (given) {
+    if (given.sum.length !== cols || given.sumSq.length !== cols)
+      throw new Error(`dataOperator: columnSums has ${given.sum.length} columns, X has ${cols}`);
+    for (let c = 0; c < m; c++) {
+      sum[c] = given.sum[kept[c]];
+      sumSq[c] = given.sumSq[kept[c]];
+    }
+    if (sparse) {
+      const total = Number(indptr![n]);
+      keptNnz = 0;
+      // Branch-free: a third of the entries kept at random would mispredict a branch every other one.
+      for (let k = 0; k < total; k++) keptNnz += (colMap[indices![k]] >>> 31) ^ 1;
+    }
+  } else if (sparse) {
     const total = Number(indptr![n]);
     keptNnz = 0;
     for (let k = 0; k < total; k++) {
@@ -258,7 +278,7 @@ export function dataOperator(x: Matrix, opts: DataOperatorOptions = {}): DataOpe
   };
 
   const gram = (): Float64Array => {
-    const g = new Float64Array(m * m);
+    const g = gramOnWasm(m);
     if (sparse) sparseGramRows(indptr!, indices!, vals, colMap, 0, n, m, g);
     else {
       // Blocks of rows transposed into column panels, then dot products of panel rows.
@@ -626,6 +646,8 @@ export function lanczosSvd(
  * rounding.
  */
 export function gramMatvec(g: Float64Array, m: number, x: Float64Array, out: Float64Array): void {
+  // A Gram matrix made on a WebAssembly memory: the SIMD product, the same sums (~3× faster).
+  if (gramMatvecSimd(g, x, out)) return;
   const even = m - (m & 1);
   let a = 0;
   for (; a + 1 < m; a += 2) {

@@ -9,6 +9,7 @@ import type { SpatialData } from "../../../sdk/data/spatialdata.js";
 import { nObs, nVars, type Table } from "../../../sdk/data/table.js";
 import { type UnsValue, unsDict } from "../../../sdk/data/uns.js";
 import type { OpContext } from "../../../sdk/jobs/operation.js";
+import { csrColumnSumsAsync } from "../../../sdk/math/csr-threads.js";
 import { Rng } from "../../../sdk/math/rng.js";
 import {
   type DataOperator,
@@ -138,7 +139,19 @@ export async function runPca(t: Table, params: PcaParams, ctx: OpContext): Promi
   const mask = maskVar ? varMask(t, maskVar) : null;
   const zeroCenter = params.zero_center ?? true;
   ctx.progress(0, "preparing");
-  const op: DataOperator = dataOperator(x, { mask, center: zeroCenter });
+  // A big CSR X's column sums on the job's threads (four fixed row blocks: the same on any number).
+  const columnSums =
+    x.kind === "csr" &&
+    (x.data instanceof Float32Array || x.data instanceof Float64Array) &&
+    !(x.indptr instanceof BigInt64Array) &&
+    !(x.indices instanceof BigInt64Array)
+      ? await csrColumnSumsAsync(x, {}, ctx.threads, ctx.signal)
+      : undefined;
+  const op: DataOperator = dataOperator(x, {
+    mask,
+    center: zeroCenter,
+    ...(columnSums ? { columnSums } : {}),
+  });
   const n = op.n;
   const m = op.m;
   if (m < 1) throw new Error(`pca: mask_var "${maskVar}" selects no genes`);
