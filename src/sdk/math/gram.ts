@@ -14,6 +14,7 @@
  * self-contained function), so no build step or module resolution is involved; X must live on
  * shared memory (Tessera's large arrays do), else the work stays on the calling thread.
  */
+import { gramOnWasm } from "./gram-matvec-simd.js";
 import { onSharedMemory, rowShares, runRowKernel } from "./row-threads.js";
 
 /** Columns per block of g (a 128 × 128 float64 block is 128 KB: it stays in L2). */
@@ -169,7 +170,8 @@ export async function sparseGramThreads(
   if (!onSharedMemory(indptr, indices, vals) || threads < 2 || n < 2 * GRAM_ROWS) return null;
   const bounds = rowShares(indptr, n, Math.min(threads, Math.floor(n / GRAM_ROWS)));
   const outs = bounds.slice(2).map(() => new Float64Array(new SharedArrayBuffer(m * m * 8)));
-  const g = new Float64Array(m * m);
+  // On a WebAssembly memory: the Lanczos products read it in place (`gram-matvec-simd.ts`).
+  const g = gramOnWasm(m);
   await runRowKernel(
     sparseGramRows,
     bounds,
