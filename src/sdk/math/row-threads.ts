@@ -55,9 +55,11 @@ export async function runRowKernel(
  * Kernel threads are kept between calls: starting a worker costs ~30–50 ms of CPU (more under tsx,
  * whose loader a worker would inherit), which was a third of a whole `log1p` at 50,000 cells. An idle
  * thread exits after this long, which also lets go of the shared arrays its last kernel was given
- * (a thread keeps them reachable until it collects garbage or exits).
+ * (a thread keeps them reachable until it collects garbage or exits). 10 s, as the compute pool's
+ * idle workers: each pool worker has its own kernel threads, and with 1.5 s the next job's worker
+ * often found them gone (normalize_total at 50k: 92 ms with a thread start, 46 ms without).
  */
-const IDLE_EXIT_MS = 1500;
+const IDLE_EXIT_MS = 10_000;
 
 /**
  * The source of a kernel thread: it runs the kernels it is sent (compiled once per source text) and
