@@ -163,8 +163,57 @@ function log1pBody(divide: boolean): number[] {
 }
 
 /**
- * The module's bytes: `log1p(p, n) → i32` and `log1pDiv(p, n, divisor) → i32` over an imported,
- * unshared memory of `LOG1P_SIMD_PAGES` pages.
+ * The body of `divide(p, n, d)`: the n float32 values from byte offset p (4-byte aligned, any n)
+ * divided by d in place, four at a time then one at a time (IEEE float32 division: the values
+ * `Math.fround(v / d)` gives for float32 v and d).
+ */
+function divideBody(): number[] {
+  const [p, n, d, end, end4, dv] = [0, 1, 2, 3, 4, 5];
+  const get = (l: number) => [OP.localGet, l];
+  const memarg = [2, 0]; // 4-byte alignment
+  const code = [
+    ...[...get(p), ...get(n), OP.i32Const, 2, OP.i32Shl, OP.i32Add, OP.localSet, end],
+    ...[
+      ...get(p),
+      ...get(n),
+      OP.i32Const,
+      0x7c,
+      OP.i32And,
+      OP.i32Const,
+      2,
+      OP.i32Shl,
+      OP.i32Add,
+      OP.localSet,
+      end4,
+    ],
+    ...[...get(d), ...simd(SIMD.f32x4Splat), OP.localSet, dv],
+    OP.block,
+    OP.blockVoid,
+    OP.loop,
+    OP.blockVoid,
+    ...[...get(p), ...get(end4), OP.i32LtU, OP.i32Eqz, OP.brIf, 1],
+    ...[...get(p), ...get(p), ...simd(SIMD.v128Load), ...memarg, ...get(dv), ...simd(SIMD.f32x4Div)],
+    ...[...simd(SIMD.v128Store), ...memarg],
+    ...[...get(p), OP.i32Const, 16, OP.i32Add, OP.localSet, p, OP.br, 0],
+    OP.end,
+    OP.end,
+    OP.block,
+    OP.blockVoid,
+    OP.loop,
+    OP.blockVoid,
+    ...[...get(p), ...get(end), OP.i32LtU, OP.i32Eqz, OP.brIf, 1],
+    ...[...get(p), ...get(p), OP.f32Load, ...memarg, ...get(d), OP.f32Div, OP.f32Store, ...memarg],
+    ...[...get(p), OP.i32Const, 4, OP.i32Add, OP.localSet, p, OP.br, 0],
+    OP.end,
+    OP.end,
+    OP.end,
+  ];
+  return funcBody([...leb(2), 2, TYPE.i32, 1, TYPE.v128], code);
+}
+
+/**
+ * The module's bytes: `log1p(p, n) → i32`, `log1pDiv(p, n, divisor) → i32` and `divide(p, n, d)` over
+ * an imported, unshared memory of `LOG1P_SIMD_PAGES` pages.
  */
 export function log1pModuleBytes(): Uint8Array<ArrayBuffer> {
   const { i32, f32 } = TYPE;
@@ -175,18 +224,20 @@ export function log1pModuleBytes(): Uint8Array<ArrayBuffer> {
       vector([
         [TYPE.func, 2, i32, i32, 1, i32],
         [TYPE.func, 3, i32, i32, f32, 1, i32],
+        [TYPE.func, 3, i32, i32, f32, 0],
       ]),
     ),
     ...section(2, vector([memoryImport(LOG1P_SIMD_PAGES, LOG1P_SIMD_PAGES, false)])),
-    ...section(3, vector([[0], [1]])),
+    ...section(3, vector([[0], [1], [2]])),
     ...section(
       7,
       vector([
         [...name("log1p"), 0x00, 0],
         [...name("log1pDiv"), 0x00, 1],
+        [...name("divide"), 0x00, 2],
       ]),
     ),
-    ...section(10, vector([log1pBody(false), log1pBody(true)])),
+    ...section(10, vector([log1pBody(false), log1pBody(true), divideBody()])),
   ]);
 }
 
@@ -215,6 +266,7 @@ export function log1pSimdRange(
   type Kit = {
     log1p: (p: number, n: number) => number;
     log1pDiv: (p: number, n: number, d: number) => number;
+    divide: (p: number, n: number, d: number) => void;
     block: Float32Array;
   };
   const g = globalThis as unknown as { __tesseraLog1pSimd?: Kit };
@@ -223,7 +275,12 @@ export function log1pSimdRange(
     const memory = new WebAssembly.Memory({ initial: 1, maximum: 1 });
     const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
     const ex = inst.exports as unknown as Omit<Kit, "block">;
-    kit = { log1p: ex.log1p, log1pDiv: ex.log1pDiv, block: new Float32Array(memory.buffer) };
+    kit = {
+      log1p: ex.log1p,
+      log1pDiv: ex.log1pDiv,
+      divide: ex.divide,
+      block: new Float32Array(memory.buffer),
+    };
     g.__tesseraLog1pSimd = kit;
   }
   const block = kit.block;
@@ -235,16 +292,20 @@ export function log1pSimdRange(
   let seen = 0;
   for (let k = k0; k < k1; k += size) {
     const m = Math.min(size, k1 - k);
+    block.set(src.subarray(k, k + m));
     if (rows) {
-      for (let j = 0; j < m; j++) {
+      // Each row's stretch of the block divided by its divisor (SIMD, a call per row).
+      for (let j = 0; j < m; ) {
         while (k + j >= rowEnd) {
           row++;
           rowEnd = Number(rows.indptr[row + 1]);
           divisor = rows.divisors[row] as number;
         }
-        block[j] = (src[k + j] as number) / divisor;
+        const stop = Math.min(m, rowEnd - k);
+        kit.divide(j * 4, stop - j, divisor);
+        j = stop;
       }
-    } else block.set(src.subarray(k, k + m));
+    }
     // A last block not a multiple of four: the padding's values are computed and dropped.
     const n4 = (m + 3) & ~3;
     for (let i = m; i < n4; i++) block[i] = 0;

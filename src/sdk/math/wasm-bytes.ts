@@ -18,6 +18,7 @@ export const OP = {
   localSet: 0x21,
   localTee: 0x22,
   i32Load: 0x28,
+  f32Load: 0x2a,
   f64Load: 0x2b,
   f32Store: 0x38,
   f64Store: 0x39,
@@ -35,6 +36,7 @@ export const OP = {
   i32And: 0x71,
   i32Shl: 0x74,
   f32Add: 0x92,
+  f32Div: 0x95,
   f64Add: 0xa0,
   f64Mul: 0xa2,
   /** Block type of a block or loop that leaves nothing on the stack. */
