@@ -5,6 +5,7 @@
  * arrays off shared memory are done on this thread.
  */
 import { allocArray, type SparseMatrix } from "../data/arrays.js";
+import type { DeferredMarker } from "../data/deferred.js";
 import {
   csrRowSums,
   csrScaleRows,
@@ -15,6 +16,7 @@ import {
   scaleRowsRange,
   scaleRowsTarget,
 } from "./csr.js";
+import { meanVarChainBlocks } from "./deferred-values.js";
 import { log1pModuleBytes, log1pSimdRange } from "./log1p-simd.js";
 import { onSharedMemory, rowShares, runKernelThreads, runRowKernel } from "./row-threads.js";
 
@@ -230,6 +232,12 @@ export interface ColumnPassOptions {
   readonly float32Squares?: boolean;
   readonly rowMask?: Uint8Array;
   readonly transform?: StoredTransform;
+  /**
+   * Sum the values of this deferred chain (row division then log1p; its base is the matrix passed)
+   * computed on the fly, instead of the matrix's stored values: the same sums as over the chain
+   * written out, without writing it (`meanVarChainBlocks`).
+   */
+  readonly chain?: DeferredMarker;
 }
 
 /**
@@ -286,6 +294,11 @@ export async function csrColumnSumsAsync(
   const tf = opts.transform?.kind === "expm1" ? opts.transform : null;
   const lb = tf && tf.logBase !== null ? Math.log(tf.logBase) : 0;
   const hasBase = tf && tf.logBase !== null ? 1 : 0;
+  const chain = opts.chain;
+  if (chain && (chain.base !== m || !chain.log1p || !(data instanceof Float32Array)))
+    throw new Error("csrColumnSumsAsync: a chain's sums take its float32 base and a log1p step");
+  const chainArgs = chain ? [chain.rowDivisors, chain.log1p!.lb, log1pModuleBytes()] : [];
+  const kernel = (chain ? meanVarChainBlocks : meanVarBlocks) as (...a: unknown[]) => void;
   const args = (q0: number, q1: number) => [
     indptr,
     indices,
@@ -302,16 +315,17 @@ export async function csrColumnSumsAsync(
     lb,
     hasBase,
     opts.float32Squares ? 1 : 0,
+    ...chainArgs,
   ];
   if (!shared) {
     for (let q = 0; q < blocks; q++) {
       signal?.throwIfAborted();
-      meanVarBlocks(...(args(q, q + 1) as Parameters<typeof meanVarBlocks>));
+      kernel(...args(q, q + 1));
     }
   } else {
     const parts = Math.min(threads, blocks);
     const cut = (p: number) => Math.floor((blocks * p) / parts);
-    await runKernelThreads(meanVarBlocks, parts, (p) => args(cut(p), cut(p + 1)), signal);
+    await runKernelThreads(kernel, parts, (p) => args(cut(p), cut(p + 1)), signal);
   }
   // Blocks added in order.
   const total = new Float64Array(cols);

@@ -100,3 +100,125 @@ export function deferredValues(
 ): DeferredMatrix {
   return deferredMatrix(base, steps, (chain) => writeOutDeferred(chain, opts), id);
 }
+
+/**
+ * `meanVarBlocks` (column sums and sums of squares per block of rows, after `tf`) over a chain's values
+ * computed on the fly instead of read: the base's stored values of each block, a block of them at a
+ * time, divided by their row's divisor, through the SIMD log1p (`lb`: its base, or 0), then summed
+ * as `meanVarBlocks` sums stored values (same order, same float32 values: the same sums). So a reader
+ * that only needs column statistics (highly_variable_genes) takes them without writing the chain out.
+ * Arguments as `meanVarBlocks`, then the chain's `divisors`, log1p's `logLb` and the module `bytes`.
+ * Self-contained (it runs in kernel threads as is).
+ */
+export function meanVarChainBlocks(
+  indptr: ArrayLike<number>,
+  indices: ArrayLike<number>,
+  data: Float32Array,
+  rowMask: Uint8Array | null,
+  bounds: Int32Array,
+  q0: number,
+  q1: number,
+  cols: number,
+  sums: Float64Array,
+  sq: Float64Array,
+  used: Int32Array,
+  tf: number,
+  lb: number,
+  hasBase: number,
+  f32: number,
+  divisors: Float64Array | null,
+  logLb: number,
+  bytes: Uint8Array<ArrayBuffer>,
+): void {
+  type Kit = {
+    log1p: (p: number, n: number) => number;
+    log1pDiv: (p: number, n: number, d: number) => number;
+    divide: (p: number, n: number, d: number) => void;
+    block: Float32Array;
+  };
+  const g = globalThis as unknown as { __tesseraLog1pSimd?: Kit };
+  let kit = g.__tesseraLog1pSimd;
+  if (!kit) {
+    const memory = new WebAssembly.Memory({ initial: 1, maximum: 1 });
+    const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
+    const ex = inst.exports as unknown as Omit<Kit, "block">;
+    kit = {
+      log1p: ex.log1p,
+      log1pDiv: ex.log1pDiv,
+      divide: ex.divide,
+      block: new Float32Array(memory.buffer),
+    };
+    g.__tesseraLog1pSimd = kit;
+  }
+  const block = kit.block;
+  const size = block.length;
+  const blockBits = new Uint32Array(block.buffer, block.byteOffset, size);
+  // The transform and its cache on the float32 value's bits, as `meanVarBlocks`.
+  const f = (v: number): number => (tf ? Math.fround(Math.expm1(hasBase ? Math.fround(v * lb) : v)) : v);
+  const square = (v: number): number => (f32 ? Math.fround(v * v) : v * v);
+  const mask = 4095;
+  const keys = new Uint32Array(mask + 1);
+  const v0 = f(0);
+  const vals = new Float64Array(mask + 1).fill(v0);
+  const sqs = new Float64Array(mask + 1).fill(square(v0));
+  for (let q = q0; q < q1; q++) {
+    const base = q * cols;
+    const r0 = bounds[q] as number;
+    const r1 = bounds[q + 1] as number;
+    let n = 0;
+    for (let i = r0; i < r1; i++) if (!rowMask || rowMask[i]) n++;
+    used[q] = n;
+    const k1 = indptr[r1] as number;
+    // The row of the next value, its end, divisor and whether it counts.
+    let row = r0;
+    let rowEnd = indptr[row + 1] as number;
+    let divisor = divisors ? (divisors[row] as number) : 1;
+    let counted = !rowMask || rowMask[row] ? 1 : 0;
+    for (let k0 = indptr[r0] as number; k0 < k1; k0 += size) {
+      const m = Math.min(size, k1 - k0);
+      // The chain's steps on this block: division (float32), then log1p in SIMD, in place.
+      block.set(data.subarray(k0, k0 + m));
+      if (divisors) {
+        // Each row's stretch of the block divided by its divisor (SIMD, a call per row).
+        let r = row;
+        let e = rowEnd;
+        let d = divisor;
+        for (let j = 0; j < m; ) {
+          while (k0 + j >= e) {
+            r++;
+            e = indptr[r + 1] as number;
+            d = divisors[r] as number;
+          }
+          const stop = Math.min(m, e - k0);
+          kit.divide(j * 4, stop - j, d);
+          j = stop;
+        }
+      }
+      const n4 = (m + 3) & ~3;
+      for (let j = m; j < n4; j++) block[j] = 0;
+      if (logLb === 0) kit.log1p(0, n4);
+      else kit.log1pDiv(0, n4, logLb);
+      // Then the sums, value by value in the rows' order, skipping rows outside the mask.
+      for (let j = 0; j < m; j++) {
+        while (k0 + j >= rowEnd) {
+          row++;
+          rowEnd = indptr[row + 1] as number;
+          divisor = divisors ? (divisors[row] as number) : 1;
+          counted = !rowMask || rowMask[row] ? 1 : 0;
+        }
+        if (!counted) continue;
+        const b = blockBits[j] as number;
+        const h = (b ^ (b >>> 12) ^ (b >>> 24)) & mask;
+        if (keys[h] !== b) {
+          const v = f(block[j] as number);
+          keys[h] = b;
+          vals[h] = v;
+          sqs[h] = square(v);
+        }
+        const c = base + (indices[k0 + j] as number);
+        sums[c] = (sums[c] as number) + (vals[h] as number);
+        sq[c] = (sq[c] as number) + (sqs[h] as number);
+      }
+    }
+  }
+}

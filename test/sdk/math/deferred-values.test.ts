@@ -18,7 +18,7 @@ import {
   unpackResult,
 } from "../../../src/sdk/jobs/transfer.js";
 import { csrScaleRows } from "../../../src/sdk/math/csr.js";
-import { log1pValues } from "../../../src/sdk/math/csr-threads.js";
+import { csrColumnSumsAsync, log1pValues } from "../../../src/sdk/math/csr-threads.js";
 import { deferredValues, writeOutDeferred } from "../../../src/sdk/math/deferred-values.js";
 import { Rng } from "../../../src/sdk/math/rng.js";
 
@@ -93,6 +93,37 @@ describe("writeOutDeferred", () => {
       { threads: 2, offThread: true },
     );
     expect(differences((await d.load()).data as Float32Array, want as Float32Array)).toBe(0);
+  });
+});
+
+describe("column sums of a chain", () => {
+  // 4.5M values: over the size where the column pass is shared among threads.
+  const m = counts(60_000, 75);
+  const f = sizeFactors(m);
+
+  it("are the sums over the chain written out, on one thread and two (expm1 and none)", async () => {
+    for (const lb of [0, Math.fround(Math.log(2))]) {
+      const chain = deferredValues(
+        m,
+        { rowDivisors: f, log1p: { lb }, nonNegative: true },
+        { threads: 2, offThread: false },
+      );
+      const marker = chain.chain!;
+      const written = (await writeOutDeferred(marker, { threads: 2, offThread: false })) as SparseMatrix;
+      for (const transform of [
+        { kind: "none" } as const,
+        { kind: "expm1", logBase: lb ? 2 : null } as const,
+      ]) {
+        const opts = { float32Squares: true, transform };
+        const want = await csrColumnSumsAsync(written, opts, 1);
+        for (const threads of [1, 2]) {
+          const got = await csrColumnSumsAsync(m, { ...opts, chain: marker }, threads);
+          expect(got.rows).toBe(want.rows);
+          expect(Array.from(got.sum)).toEqual(Array.from(want.sum));
+          expect(Array.from(got.sumSq)).toEqual(Array.from(want.sumSq));
+        }
+      }
+    }
   });
 });
 

@@ -76,14 +76,42 @@ describe("deferred normalize_total → log1p in a session", () => {
     // The chain's base is the counts: the normalised values were never written out.
     expect(normalised.kind === "lazy" && normalised.loaded()).toBeUndefined();
     await s.run("sc.pp.highly_variable_genes", { flavor: "seurat", n_top_genes: 10 });
-    // Written out on the job's worker and handed back: the session's X holds them now.
+    // highly_variable_genes takes its column statistics from the chain: still not written out.
+    expect(isDeferredMatrix(x) && x.chain).not.toBeNull();
+    await s.run("sc.pp.pca", { n_comps: 5 });
+    // pca needs the values: written out on the job's worker and handed back; the session holds them.
     expect(isDeferredMatrix(x) && x.chain).toBeNull();
     const written = x.kind === "lazy" ? x.loaded() : undefined;
     expect(written).toBeDefined();
     expect(denseValues(written!)).toEqual(want);
-    // The next job reads those values (no second write-out): pca runs on them.
-    await s.run("sc.pp.pca", { n_comps: 5 });
+    // The next job reads those values (no second write-out).
+    await s.run("sc.pp.pca", { n_comps: 4 });
     expect(x.kind === "lazy" && x.loaded()).toBe(written);
+  });
+
+  it("highly_variable_genes from the chain equals it on the values written out, column for column", async () => {
+    const fromChain = await t.open(demo);
+    const fromValues = await t.open(demo);
+    for (const s of [fromChain, fromValues]) {
+      await s.run("sc.pp.normalize_total", {});
+      await s.run("sc.pp.log1p", {});
+    }
+    // Written out before: highly_variable_genes then reads the values themselves.
+    await loadMatrix(table(fromValues).X!);
+    for (const flavor of ["seurat", "cell_ranger"] as const) {
+      for (const s of [fromChain, fromValues])
+        await s.run("sc.pp.highly_variable_genes", { flavor, n_top_genes: 10 });
+      const a = table(fromChain).var;
+      const b = table(fromValues).var;
+      for (const c of ["highly_variable", "means", "dispersions", "dispersions_norm"])
+        expect(Array.from((a.columns[c] as { data: ArrayLike<number> }).data)).toEqual(
+          Array.from((b.columns[c] as { data: ArrayLike<number> }).data),
+        );
+    }
+    expect(isDeferredMatrix(table(fromChain).X) && table(fromChain).X).toHaveProperty(
+      "chain.kind",
+      "deferred-matrix",
+    );
   });
 
   it("a field read and a save on the main thread write them out, with the same values (log base 2)", async () => {

@@ -4,6 +4,7 @@
  */
 import type { Change } from "../../../sdk/data/change.js";
 import type { Column } from "../../../sdk/data/dataframe.js";
+import { deferredChain } from "../../../sdk/data/deferred.js";
 import type { SpatialData } from "../../../sdk/data/spatialdata.js";
 import { nObs, type Table } from "../../../sdk/data/table.js";
 import { unsDict, unsGet } from "../../../sdk/data/uns.js";
@@ -142,7 +143,23 @@ export async function highly_variable_genes(
   const op = "highly_variable_genes";
   const t = activeTable(sd, ctx, op);
   const flavor = params.flavor ?? "seurat";
-  const x = asCsr(await getMatrix(t, params.layer, op));
+  // normalize_total → log1p left a deferred chain: the dispersion flavours need only column means and
+  // variances, taken from the chain on the fly (the same sums) without writing it out; the next step
+  // that needs the values themselves (pca) writes it out.
+  const chain = deferredChain(params.layer ? t.layers[params.layer] : t.X);
+  const fromChain =
+    chain?.log1p &&
+    (flavor === "seurat" || flavor === "cell_ranger") &&
+    !params.batch_key &&
+    !params.filter_unexpressed_genes &&
+    chain.base.data instanceof Float32Array &&
+    chain.base.indptr instanceof Int32Array &&
+    chain.base.indices instanceof Int32Array
+      ? chain
+      : null;
+  const x = fromChain
+    ? { ...fromChain.base, dtype: "float32" as const }
+    : asCsr(await getMatrix(t, params.layer, op));
   ctx.progress(0.1);
   ctx.signal.throwIfAborted();
   const vr: Record<string, Column> = {};
@@ -218,6 +235,7 @@ export async function highly_variable_genes(
               ddof: 1,
               float32Squares: x.dtype === "float32",
               transform: flavor === "seurat" ? { kind: "expm1", logBase } : { kind: "none" },
+              ...(fromChain ? { chain: { ...fromChain, base: x } } : {}),
             },
             ctx.threads,
             ctx.signal,
