@@ -51,21 +51,25 @@ export function sparseGramRows(
     for (let r = 0; r < rows; r++) {
       const start = len;
       rowStart[r] = start;
+      const begin = Number(indptr[i0 + r]);
       const end = Number(indptr[i0 + r + 1]);
-      for (let k = Number(indptr[i0 + r]); k < end; k++) {
+      // Room for the whole row, then a branch-free gather: every entry is written, and the next one
+      // overwrites it unless its column is kept (a third of the entries kept at random would
+      // mispredict a branch every other entry).
+      if (len + (end - begin) > cap) {
+        while (len + (end - begin) > cap) cap *= 2;
+        const c2 = new Int32Array(cap);
+        c2.set(cBuf);
+        cBuf = c2;
+        const v2 = new Float64Array(cap);
+        v2.set(vBuf);
+        vBuf = v2;
+      }
+      for (let k = begin; k < end; k++) {
         const c = colMap[indices[k] as number] as number;
-        if (c < 0) continue;
-        if (len === cap) {
-          cap *= 2;
-          const c2 = new Int32Array(cap);
-          c2.set(cBuf);
-          cBuf = c2;
-          const v2 = new Float64Array(cap);
-          v2.set(vBuf);
-          vBuf = v2;
-        }
         cBuf[len] = c;
-        vBuf[len++] = vals[k] as number;
+        vBuf[len] = vals[k] as number;
+        len += (c >>> 31) ^ 1;
       }
       // Insertion sort by column (CSR rows are nearly always sorted already).
       for (let i = start + 1; i < len; i++) {

@@ -168,11 +168,12 @@ export function sparseMulRowsSimd(
   for (let i = r0; i < r1; i++) {
     const end = Number(indptr[i + 1]);
     let len = 0;
+    // Branch-free gather (an entry of a dropped column is overwritten by the next one).
     for (let k = Number(indptr[i]); k < end; k++) {
       const c = colMap[indices[k] as number] as number;
-      if (c < 0) continue;
       i32[offs + len] = c * lp * 8;
-      f64[vs + len++] = vals[k] as number;
+      f64[vs + len] = vals[k] as number;
+      len += (c >>> 31) ^ 1;
     }
     mulRow(offsAt, valsAt, len, accAt, negMuAt, lp >> 1);
     const ro = i * l;
