@@ -103,10 +103,13 @@ export function deferredValues(
 
 /**
  * `meanVarBlocks` (column sums and sums of squares per block of rows, after `tf`) over a chain's values
- * computed on the fly instead of read: the base's stored values of each block, a block of them at a
- * time, divided by their row's divisor, through the SIMD log1p (`lb`: its base, or 0), then summed
- * as `meanVarBlocks` sums stored values (same order, same float32 values: the same sums). So a reader
- * that only needs column statistics (highly_variable_genes) takes them without writing the chain out.
+ * computed on the fly instead of read, so a reader that only needs column statistics
+ * (highly_variable_genes) takes them without writing the chain out. Counts repeat within a row, and a
+ * row's value depends only on its count: each row's distinct counts (whole numbers below 4096) go
+ * through the chain's steps once — divided by the row's divisor in float32, then the SIMD log1p (`lb`:
+ * its base, or 0), then `tf` — and the row's values are summed from that small table, in the row's
+ * order, as `meanVarBlocks` sums stored values (the same float32 values: the same sums). A row holding
+ * other values (fractions, large counts) takes each of its values through the steps.
  * Arguments as `meanVarBlocks`, then the chain's `divisors`, log1p's `logLb` and the module `bytes`.
  * Self-contained (it runs in kernel threads as is).
  */
@@ -152,73 +155,77 @@ export function meanVarChainBlocks(
   }
   const block = kit.block;
   const size = block.length;
-  const blockBits = new Uint32Array(block.buffer, block.byteOffset, size);
-  // The transform and its cache on the float32 value's bits, as `meanVarBlocks`.
   const f = (v: number): number => (tf ? Math.fround(Math.expm1(hasBase ? Math.fround(v * lb) : v)) : v);
   const square = (v: number): number => (f32 ? Math.fround(v * v) : v * v);
-  const mask = 4095;
-  const keys = new Uint32Array(mask + 1);
-  const v0 = f(0);
-  const vals = new Float64Array(mask + 1).fill(v0);
-  const sqs = new Float64Array(mask + 1).fill(square(v0));
+  // The chain's steps on block[0…n): log1p in place (the division is done by the caller).
+  const logBlock = (n: number) => {
+    const n4 = (n + 3) & ~3;
+    for (let j = n; j < n4; j++) block[j] = 0;
+    if (logLb === 0) kit.log1p(0, n4);
+    else kit.log1pDiv(0, n4, logLb);
+  };
+  // A row's table: count → transformed value and its square, valid where stamp = the row + 1.
+  const K = 4096;
+  const stamp = new Int32Array(K);
+  const tabV = new Float64Array(K);
+  const tabS = new Float64Array(K);
+  const distinct = new Int32Array(K);
   for (let q = q0; q < q1; q++) {
     const base = q * cols;
-    const r0 = bounds[q] as number;
-    const r1 = bounds[q + 1] as number;
     let n = 0;
-    for (let i = r0; i < r1; i++) if (!rowMask || rowMask[i]) n++;
-    used[q] = n;
-    const k1 = indptr[r1] as number;
-    // The row of the next value, its end, divisor and whether it counts.
-    let row = r0;
-    let rowEnd = indptr[row + 1] as number;
-    let divisor = divisors ? (divisors[row] as number) : 1;
-    let counted = !rowMask || rowMask[row] ? 1 : 0;
-    for (let k0 = indptr[r0] as number; k0 < k1; k0 += size) {
-      const m = Math.min(size, k1 - k0);
-      // The chain's steps on this block: division (float32), then log1p in SIMD, in place.
-      block.set(data.subarray(k0, k0 + m));
-      if (divisors) {
-        // Each row's stretch of the block divided by its divisor (SIMD, a call per row).
-        let r = row;
-        let e = rowEnd;
-        let d = divisor;
-        for (let j = 0; j < m; ) {
-          while (k0 + j >= e) {
-            r++;
-            e = indptr[r + 1] as number;
-            d = divisors[r] as number;
-          }
-          const stop = Math.min(m, e - k0);
-          kit.divide(j * 4, stop - j, d);
-          j = stop;
+    for (let i = bounds[q] as number; i < (bounds[q + 1] as number); i++) {
+      if (rowMask && !rowMask[i]) continue;
+      n++;
+      const d = divisors ? (divisors[i] as number) : 1;
+      const k0 = indptr[i] as number;
+      const k1 = indptr[i + 1] as number;
+      const tag = i + 1;
+      // Pass 1: the row's distinct counts, divided, into the block (a row of other values: none).
+      let nd = 0;
+      let whole = true;
+      for (let k = k0; k < k1; k++) {
+        const c = data[k] as number;
+        const ci = c | 0;
+        if (ci !== c || ci < 0 || ci >= K) {
+          whole = false;
+          break;
+        }
+        if (stamp[ci] !== tag) {
+          stamp[ci] = tag;
+          distinct[nd] = ci;
+          block[nd++] = c / d;
         }
       }
-      const n4 = (m + 3) & ~3;
-      for (let j = m; j < n4; j++) block[j] = 0;
-      if (logLb === 0) kit.log1p(0, n4);
-      else kit.log1pDiv(0, n4, logLb);
-      // Then the sums, value by value in the rows' order, skipping rows outside the mask.
-      for (let j = 0; j < m; j++) {
-        while (k0 + j >= rowEnd) {
-          row++;
-          rowEnd = indptr[row + 1] as number;
-          divisor = divisors ? (divisors[row] as number) : 1;
-          counted = !rowMask || rowMask[row] ? 1 : 0;
+      if (whole) {
+        logBlock(nd);
+        for (let t = 0; t < nd; t++) {
+          const v = f(block[t] as number);
+          const ci = distinct[t] as number;
+          tabV[ci] = v;
+          tabS[ci] = square(v);
         }
-        if (!counted) continue;
-        const b = blockBits[j] as number;
-        const h = (b ^ (b >>> 12) ^ (b >>> 24)) & mask;
-        if (keys[h] !== b) {
-          const v = f(block[j] as number);
-          keys[h] = b;
-          vals[h] = v;
-          sqs[h] = square(v);
+        // Pass 2: the sums, in the row's order.
+        for (let k = k0; k < k1; k++) {
+          const ci = (data[k] as number) | 0;
+          const c = base + (indices[k] as number);
+          sums[c] = (sums[c] as number) + (tabV[ci] as number);
+          sq[c] = (sq[c] as number) + (tabS[ci] as number);
         }
-        const c = base + (indices[k0 + j] as number);
-        sums[c] = (sums[c] as number) + (vals[h] as number);
-        sq[c] = (sq[c] as number) + (sqs[h] as number);
+      } else {
+        // Other values: every value through the steps, a block at a time.
+        for (let s0 = k0; s0 < k1; s0 += size) {
+          const m = Math.min(size, k1 - s0);
+          for (let j = 0; j < m; j++) block[j] = (data[s0 + j] as number) / d;
+          logBlock(m);
+          for (let j = 0; j < m; j++) {
+            const v = f(block[j] as number);
+            const c = base + (indices[s0 + j] as number);
+            sums[c] = (sums[c] as number) + v;
+            sq[c] = (sq[c] as number) + square(v);
+          }
+        }
       }
     }
+    used[q] = n;
   }
 }

@@ -101,10 +101,20 @@ describe("column sums of a chain", () => {
   const m = counts(60_000, 75);
   const f = sizeFactors(m);
 
+  // The same with other values in some rows: fractions, counts past the per-row table, NaN.
+  const mixed: SparseMatrix = { ...m, data: Float32Array.from(m.data as Float32Array) };
+  for (let k = 0; k < mixed.data.length; k += 997) (mixed.data as Float32Array)[k] = 0.37 * (k % 5);
+  (mixed.data as Float32Array)[12_345] = 70_000;
+  (mixed.data as Float32Array)[54_321] = Number.NaN;
+
   it("are the sums over the chain written out, on one thread and two (expm1 and none)", async () => {
-    for (const lb of [0, Math.fround(Math.log(2))]) {
+    for (const [lb, x] of [
+      [0, m],
+      [Math.fround(Math.log(2)), m],
+      [0, mixed],
+    ] as const) {
       const chain = deferredValues(
-        m,
+        x,
         { rowDivisors: f, log1p: { lb }, nonNegative: true },
         { threads: 2, offThread: false },
       );
@@ -117,7 +127,7 @@ describe("column sums of a chain", () => {
         const opts = { float32Squares: true, transform };
         const want = await csrColumnSumsAsync(written, opts, 1);
         for (const threads of [1, 2]) {
-          const got = await csrColumnSumsAsync(m, { ...opts, chain: marker }, threads);
+          const got = await csrColumnSumsAsync(x, { ...opts, chain: marker }, threads);
           expect(got.rows).toBe(want.rows);
           expect(Array.from(got.sum)).toEqual(Array.from(want.sum));
           expect(Array.from(got.sumSq)).toEqual(Array.from(want.sumSq));
