@@ -150,14 +150,23 @@ export function sparseMulRowsSimd(
   const valsAt = offsAt + ((longest * 4 + 15) & ~15);
   const total = valsAt + longest * 8 + 16;
   const pages = Math.ceil(total / 65536);
-  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
-  const g = globalThis as unknown as { __tesseraMulRowModule?: WebAssembly.Module };
-  g.__tesseraMulRowModule ??= new WebAssembly.Module(bytes);
-  const mulRow = (
-    new WebAssembly.Instance(g.__tesseraMulRowModule, { env: { memory } }).exports as unknown as {
-      mulRow: (offs: number, vals: number, len: number, acc: number, negMu: number, nvec: number) => void;
-    }
-  ).mulRow;
+  // One memory and instance per thread, grown when a call needs more (each new memory reserves address
+  // space until it is collected, so one per call would pile them up).
+  type Kit = {
+    memory: WebAssembly.Memory;
+    mulRow: (offs: number, vals: number, len: number, acc: number, negMu: number, nvec: number) => void;
+  };
+  const g = globalThis as unknown as { __tesseraMulRow?: Kit };
+  let kit = g.__tesseraMulRow;
+  if (!kit) {
+    const mem = new WebAssembly.Memory({ initial: pages, maximum: 65536 });
+    const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory: mem } });
+    kit = { memory: mem, mulRow: (inst.exports as unknown as Pick<Kit, "mulRow">).mulRow };
+    g.__tesseraMulRow = kit;
+  }
+  const have = kit.memory.buffer.byteLength / 65536;
+  if (have < pages) kit.memory.grow(pages - have);
+  const { memory, mulRow } = kit;
   const f64 = new Float64Array(memory.buffer);
   const i32 = new Int32Array(memory.buffer);
   for (let c = 0; c < m; c++) for (let t = 0; t < l; t++) f64[c * lp + t] = M[c * l + t] as number;
