@@ -38,10 +38,7 @@ export async function csrScaleRowsAsync(
   if (threads < 2 || m.data.length < MIN_VALUES || !onSharedMemory(m.indptr, m.data)) {
     return csrScaleRows(m, factors, opts, signal);
   }
-  const { n, out: _o } = process.env.TINPLACE
-    ? { n: m.shape[0], out: null }
-    : scaleRowsTarget(m, factors, opts);
-  const out = (_o ?? m.data) as Float32Array;
+  const { n, out } = scaleRowsTarget(m, factors, opts);
   const bounds = rowShares(m.indptr, n, threads);
   const divide = opts.divide === true ? 1 : 0;
   await runRowKernel(
@@ -114,31 +111,24 @@ export async function log1pValues(
   signal?: AbortSignal,
   seen?: { negative: boolean },
 ): Promise<Float32Array | Float64Array> {
-  const out = (process.env.TINPLACE ? src : allocArray(dtype, src.length)) as Float32Array | Float64Array;
-  const f32 = dtype === "float32" ? 1 : 0;
-  const bytes = f32 ? log1pModuleBytes() : null;
-  const part = (k0: number, k1: number, flags: Int32Array, slot: number) =>
-    bytes
-      ? ([log1pSimdRange, [src, out, k0, k1, bytes, lb, flags, slot]] as const)
-      : ([log1pRange, [src, out, k0, k1, lb, f32, flags, slot]] as const);
+  const out = allocArray(dtype, src.length) as Float32Array | Float64Array;
+  // Float32 through the SIMD kernel; float64 through `Math.log1p` (`log1pRange`).
+  const bytes = dtype === "float32" ? log1pModuleBytes() : null;
+  const kernel = (bytes ? log1pSimdRange : log1pRange) as (...a: unknown[]) => void;
+  const args = (k0: number, k1: number, flags: Int32Array, slot: number) =>
+    bytes ? [src, out, k0, k1, bytes, lb, flags, slot] : [src, out, k0, k1, lb, 0, flags, slot];
   if (threads < 2 || src.length < MIN_VALUES || !onSharedMemory(src, out)) {
     const flag = new Int32Array(1);
     for (let k0 = 0; k0 < src.length; k0 += STEP) {
       signal?.throwIfAborted();
-      const [kernel, args] = part(k0, Math.min(src.length, k0 + STEP), flag, 0);
-      (kernel as (...a: unknown[]) => void)(...args);
+      kernel(...args(k0, Math.min(src.length, k0 + STEP), flag, 0));
     }
     if (seen) seen.negative = flag[0] === 1;
     return out;
   }
   const bounds = Array.from({ length: threads + 1 }, (_, p) => Math.floor((src.length * p) / threads));
   const flags = new Int32Array(new SharedArrayBuffer(4 * threads));
-  await runRowKernel(
-    part(0, 0, flags, 0)[0],
-    bounds,
-    (p) => [...part(bounds[p]!, bounds[p + 1]!, flags, p)[1]],
-    signal,
-  );
+  await runRowKernel(kernel, bounds, (p) => args(bounds[p]!, bounds[p + 1]!, flags, p), signal);
   if (seen) seen.negative = flags.some((v) => v === 1);
   return out;
 }

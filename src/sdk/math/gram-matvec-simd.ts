@@ -144,6 +144,9 @@ export function symvModuleBytes(): Uint8Array<ArrayBuffer> {
   ]);
 }
 
+/** The compiled module, once per thread (an instance per Gram matrix, on its memory). */
+let symvModule: WebAssembly.Module | undefined;
+
 /** The product of a Gram matrix made by `gramOnWasm`, by matrix (weak: it goes with the matrix). */
 const products = new WeakMap<Float64Array, (x: Float64Array, out: Float64Array) => void>();
 
@@ -166,9 +169,11 @@ export function gramOnWasm(m: number): Float64Array {
   const xs = new Float64Array(memory.buffer, xAt, m);
   const outs = new Float64Array(memory.buffer, outAt, m);
   products.set(g, (x, out) => {
+    symvModule ??= new WebAssembly.Module(symvModuleBytes());
     symv ??= (
-      new WebAssembly.Instance(new WebAssembly.Module(symvModuleBytes()), { env: { memory } })
-        .exports as unknown as { symv: (g: number, x: number, out: number, m: number) => void }
+      new WebAssembly.Instance(symvModule, { env: { memory } }).exports as unknown as {
+        symv: (g: number, x: number, out: number, m: number) => void;
+      }
     ).symv;
     xs.set(x);
     symv(0, xAt, outAt, m);

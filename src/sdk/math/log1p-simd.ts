@@ -43,10 +43,7 @@ import {
 } from "./wasm-bytes.js";
 
 /** Pages (64 KiB) of the kernel's private memory: one block of values. */
-export const LOG1P_SIMD_PAGES = 1;
-
-/** Values in one block of the kernel's memory (a whole page of float32). */
-export const LOG1P_SIMD_BLOCK = (LOG1P_SIMD_PAGES * 65536) / 4;
+const LOG1P_SIMD_PAGES = 1;
 
 /** Cephes `logf`'s polynomial for log(1 + f) − f + f²/2 = f³ · P(f), highest degree first. */
 const POLY = [
@@ -216,6 +213,14 @@ function divideBody(): number[] {
  * an imported, unshared memory of `LOG1P_SIMD_PAGES` pages.
  */
 export function log1pModuleBytes(): Uint8Array<ArrayBuffer> {
+  log1pBytes ??= assembleLog1pModule();
+  return log1pBytes;
+}
+
+/** The bytes, assembled once per thread. */
+let log1pBytes: Uint8Array<ArrayBuffer> | undefined;
+
+function assembleLog1pModule(): Uint8Array<ArrayBuffer> {
   const { i32, f32 } = TYPE;
   return new Uint8Array([
     ...MODULE_HEADER,

@@ -106,8 +106,15 @@ function mulRowBody(): number[] {
   return funcBody(locals, code);
 }
 
-/** The module's bytes: `mulRow` over an imported, unshared memory of at most `maxPages` pages. */
-export function mulRowModuleBytes(maxPages = 65536): Uint8Array<ArrayBuffer> {
+/** The module's bytes (assembled once per thread): `mulRow` over an imported, unshared memory. */
+export function mulRowModuleBytes(): Uint8Array<ArrayBuffer> {
+  mulRowBytes ??= assembleMulRowModule(65536);
+  return mulRowBytes;
+}
+
+let mulRowBytes: Uint8Array<ArrayBuffer> | undefined;
+
+function assembleMulRowModule(maxPages: number): Uint8Array<ArrayBuffer> {
   const { i32 } = TYPE;
   return new Uint8Array([
     ...MODULE_HEADER,
